@@ -1,0 +1,34 @@
+/**
+ * The Koa application: middleware order and the contract wiring, nothing else.
+ */
+import Koa from 'koa';
+import { createContract, type ContractOptions } from './http/contract.ts';
+import { errorHandler } from './http/errorHandler.ts';
+import { problems } from './http/problem.ts';
+import { requestIdMiddleware } from './http/requestId.ts';
+import { siteRoutes } from './http/siteRoutes.ts';
+import { operationHandlers } from './operations/index.ts';
+import type { AppServices } from './services/appServices.ts';
+
+export interface AppOptions {
+  /** Extra security handlers and body parsers contributed by features (bank tokens, uploads). */
+  contract?: Omit<ContractOptions, 'services' | 'handlers'>;
+}
+
+export async function buildApp(services: AppServices, options: AppOptions = {}): Promise<Koa> {
+  const app = new Koa({ proxy: false });
+  const contract = await createContract({ services, handlers: operationHandlers, ...options.contract });
+  const site = siteRoutes(services.store);
+
+  app.use(requestIdMiddleware());
+  app.use(errorHandler(services.log));
+  app.use(site.routes());
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) return contract.middleware(ctx, next);
+    if (ctx.status === 404 && ctx.body === undefined) throw problems.notFound(`There is nothing at ${ctx.method} ${ctx.path}.`);
+    return next();
+  });
+  // Koa logs unhandled errors itself; the errorHandler above has already answered and logged them.
+  app.silent = true;
+  return app;
+}

@@ -1,0 +1,66 @@
+/**
+ * `npm run admin -- <command> [--flags] [--json]`: the operator's command line.
+ *
+ * When a server holds DATA_DIR, the command is sent to it over its admin socket, so the server
+ * sees the change at once; otherwise the CLI opens the store itself. Either way one process writes.
+ */
+import { systemClock } from '../clock.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openSqlJsStore, lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { parseAdminArgs } from './argv.ts';
+import { sendAdminRequest } from './adminSocket.ts';
+import { AdminCommandError, adminCommands, runAdminCommand } from './commands.ts';
+
+function usage(): string {
+  const lines = ['Usage: npm run admin -- <command> [--flag value ...] [--json]', '', 'Commands:'];
+  for (const [name, command] of Object.entries(adminCommands)) {
+    const flags = Object.entries(command.flags)
+      .map(([flag, spec]) => (spec.required ? `--${flag} <${flag}>` : `[--${flag} <${flag}>]`))
+      .join(' ');
+    lines.push(`  ${name} ${flags}`, `      ${command.description}`);
+  }
+  lines.push('', 'DATA_DIR selects the data directory (default ./data).');
+  return lines.join('\n');
+}
+
+function print(result: Record<string, unknown>, json: boolean): void {
+  if (json) {
+    process.stdout.write(JSON.stringify(result) + '\n');
+    return;
+  }
+  for (const [key, value] of Object.entries(result)) process.stdout.write(`${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    console.log(usage());
+    return argv.length === 0 ? 2 : 0;
+  }
+  const { command, flags, json } = parseAdminArgs(argv);
+  const config = loadConfig();
+  if (!adminCommands[command]) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
+
+  if (lockHolderPid(config.dataDir) !== null) {
+    const response = await sendAdminRequest(config.dataDir, { command, flags });
+    if (!response.ok) throw new AdminCommandError(response.error);
+    print(response.result, json);
+    return 0;
+  }
+  const store = await openSqlJsStore({ dataDir: config.dataDir });
+  try {
+    print(await runAdminCommand({ store, clock: systemClock }, command, flags), json);
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const known = err instanceof AdminCommandError || err instanceof ConfigError;
+    console.error(`error: ${known || err instanceof Error ? (err as Error).message : String(err)}`);
+    process.exit(known ? 2 : 1);
+  },
+);

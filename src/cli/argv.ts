@@ -1,0 +1,25 @@
+import { AdminCommandError, type Flags } from './commands.ts';
+
+/** `<words...> --flag value --flag=value --json`: the words name the command, the flags its inputs. */
+export function parseAdminArgs(argv: string[]): { command: string; flags: Flags; json: boolean } {
+  const words: string[] = [];
+  const flags: Flags = {};
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) {
+      if (Object.keys(flags).length > 0) throw new AdminCommandError(`Unexpected "${arg}": put the command words before the flags`);
+      words.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (name === 'json') {
+      json = true;
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new AdminCommandError(`--${name} needs a value`);
+    flags[name] = value;
+  }
+  return { command: words.join(' '), flags, json };
+}

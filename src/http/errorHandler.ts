@@ -1,0 +1,72 @@
+/**
+ * The HTTP edge's last line: turns every failure into an RFC 9457 problem+json response and
+ * writes one access-log line per request. Nothing internal (stack, SQL, paths) reaches a client.
+ */
+import type { Middleware } from 'koa';
+import type { Logger } from '../log.ts';
+import { ApiProblem, isApiProblem, problemBody, problems } from './problem.ts';
+
+/** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
+interface HttpError extends Error {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  httpCode?: number;
+  code?: string | number;
+}
+
+/** Maps known parser failures to the problem a caller can act on; anything else is internal. */
+export function toProblem(err: unknown): ApiProblem {
+  if (isApiProblem(err)) return err;
+  const e = err as HttpError;
+  const status = e?.status ?? e?.statusCode ?? e?.httpCode;
+  if (e?.type === 'entity.parse.failed' || (status === 400 && e instanceof SyntaxError)) {
+    return problems.malformedJson('The request body is not valid JSON.');
+  }
+  if (e?.type === 'entity.too.large' || status === 413) {
+    return problems.payloadTooLarge(e.message && e.expose !== false ? e.message : 'The request body is too large.');
+  }
+  if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported' || status === 415) {
+    return problems.unsupportedMediaType(e.message || 'Unsupported content encoding.');
+  }
+  if (e?.type === 'request.aborted') {
+    return problems.badRequest('request_aborted', 'The client closed the connection before the body arrived.');
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500 && e.expose) {
+    return problems.badRequest('bad_request', e.message);
+  }
+  return problems.internal();
+}
+
+export function errorHandler(log: Logger): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } catch (err) {
+      const problem = toProblem(err);
+      if (problem.status >= 500) {
+        log.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      }
+      ctx.status = problem.status;
+      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+      // Koa re-types an object body as application/json; a string body keeps the type set first.
+      ctx.type = 'application/problem+json';
+      ctx.body = JSON.stringify(problemBody(problem, ctx.state.requestId, ctx.path));
+    } finally {
+      log.info(
+        {
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          accountId: ctx.state.principal?.accountId,
+          keyId: ctx.state.principal?.keyId,
+        },
+        'request',
+      );
+    }
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Idempotency-Key handling for POST operations (the Stripe model, as API-CONVENTIONS.md fixes it):
+ * within 24 hours the same key and request replay the stored response; the same key with a
+ * different request is 422; a retry while the first is still running is 409.
+ *
+ * Completed responses are stored durably. The "still running" state is kept in memory: a single
+ * instance owns its requests, and after a crash the key is free again, so the retry runs.
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { deleteExpiredResponses, findStoredResponse, saveStoredResponse } from '../store/idempotency.ts';
+import type { Store } from '../store/store.ts';
+import { ApiProblem, problems } from './problem.ts';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface CapturedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Which outcomes are stored for replay: results and business-rule refusals, not transient states. */
+function isReplayable(status: number): boolean {
+  return status < 500 && status !== 409 && status !== 429 && status !== 401 && status !== 403;
+}
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('hex');
+}
+
+export class IdempotencyKeys {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #inFlight = new Set<string>();
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /**
+   * Runs `execute` at most once per (account, key) and request. `execute` returns the response it
+   * produced or throws an ApiProblem; either is captured by `capture` into what is stored.
+   */
+  async run(
+    accountId: string,
+    key: string,
+    fingerprint: string,
+    execute: () => Promise<CapturedResponse>,
+    captureProblem: (problem: ApiProblem) => CapturedResponse,
+  ): Promise<CapturedResponse & { replayed: boolean }> {
+    const slot = `${accountId}\u0000${key}`;
+    if (this.#inFlight.has(slot)) {
+      throw problems.conflict('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry later.');
+    }
+    this.#inFlight.add(slot);
+    try {
+      const now = this.#clock.now();
+      const notBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+      const stored = await this.#store.read((db) => findStoredResponse(db, accountId, key, notBefore));
+      if (stored) {
+        if (stored.requestHash !== fingerprint) {
+          throw problems.unprocessable(
+            'idempotency_key_reused',
+            'This Idempotency-Key was first used with a different request; use a new key for a new request.',
+          );
+        }
+        return { status: stored.status, headers: stored.headers, body: stored.body, replayed: true };
+      }
+
+      let response: CapturedResponse;
+      try {
+        response = await execute();
+      } catch (err) {
+        if (!(err instanceof ApiProblem) || !isReplayable(err.status)) throw err;
+        response = captureProblem(err);
+      }
+      if (isReplayable(response.status)) {
+        await this.#store.transaction((tx) =>
+          saveStoredResponse(tx, accountId, key, { requestHash: fingerprint, ...response, createdAt: now.toISOString() }),
+        );
+      }
+      return { ...response, replayed: false };
+    } finally {
+      this.#inFlight.delete(slot);
+    }
+  }
+
+  /** Removes stored responses past the 24-hour window. */
+  async sweep(): Promise<number> {
+    const cutoff = new Date(this.#clock.now().getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+    return this.#store.transaction((tx) => deleteExpiredResponses(tx, cutoff));
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The one error type that travels toward the HTTP edge. Domain and store code throw or return
+ * an ApiProblem; only the edge (errorHandler) turns it into an RFC 9457 problem+json response.
+ */
+export interface ValidationIssue {
+  pointer: string;
+  message: string;
+}
+
+export interface ProblemExtras {
+  errors?: ValidationIssue[];
+  currentStatus?: string;
+  validFormats?: string[];
+  [key: string]: unknown;
+}
+
+export class ApiProblem extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly detail: string;
+  readonly extras: ProblemExtras;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, title: string, detail: string, extras: ProblemExtras = {}, headers: Record<string, string> = {}) {
+    super(detail);
+    this.name = 'ApiProblem';
+    this.status = status;
+    this.code = code;
+    this.title = title;
+    this.detail = detail;
+    this.extras = extras;
+    this.headers = headers;
+  }
+}
+
+export function isApiProblem(value: unknown): value is ApiProblem {
+  return value instanceof ApiProblem;
+}
+
+export const problems = {
+  validation: (detail: string, errors: ValidationIssue[]) =>
+    new ApiProblem(400, 'validation_failed', 'The request is not valid', detail, { errors }),
+  malformedJson: (detail: string) => new ApiProblem(400, 'malformed_json', 'The request body is not valid JSON', detail),
+  badRequest: (code: string, detail: string, errors?: ValidationIssue[]) =>
+    new ApiProblem(400, code, 'The request is not valid', detail, errors ? { errors } : {}),
+  unauthorized: (detail: string) =>
+    new ApiProblem(401, 'unauthorized', 'Missing or invalid credentials', detail, {}, {
+      'WWW-Authenticate': 'Bearer realm="mortgage-origination"',
+    }),
+  forbidden: (detail: string) => new ApiProblem(403, 'forbidden', 'The API key lacks the needed role', detail),
+  notFound: (detail: string) => new ApiProblem(404, 'not_found', 'Resource not found', detail),
+  methodNotAllowed: (method: string, path: string, allowed: string[]) =>
+    new ApiProblem(405, 'method_not_allowed', 'Method not allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, {}, {
+      Allow: allowed.join(', '),
+    }),
+  conflict: (code: string, detail: string, extras: ProblemExtras = {}) =>
+    new ApiProblem(409, code, 'Conflict with the current state', detail, extras),
+  payloadTooLarge: (detail: string) => new ApiProblem(413, 'payload_too_large', 'Request body too large', detail),
+  unsupportedMediaType: (detail: string) => new ApiProblem(415, 'unsupported_media_type', 'Unsupported content type', detail),
+  unprocessable: (code: string, detail: string, extras: ProblemExtras = {}) =>
+    new ApiProblem(422, code, 'The request breaks a business rule', detail, extras),
+  rateLimited: (detail: string, headers: Record<string, string>) =>
+    new ApiProblem(429, 'rate_limited', 'Too many requests', detail, {}, headers),
+  badGateway: (code: string, detail: string) => new ApiProblem(502, code, 'An upstream partner failed', detail),
+  internal: () =>
+    new ApiProblem(500, 'internal_error', 'Internal server error', 'Something went wrong on our side. Quote the requestId to support.'),
+};
+
+/** The problem+json body of a problem, as the Problem schema of the spec describes it. */
+export function problemBody(problem: ApiProblem, requestId: string, instance: string): Record<string, unknown> {
+  return {
+    type: `/problems/${problem.code.replaceAll('_', '-')}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    instance,
+    code: problem.code,
+    requestId,
+    ...problem.extras,
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Process entry: read the configuration, open the store, build the app, listen, and shut down
+ * cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight requests, stop background work,
+ * checkpoint and close the store).
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.ts';
+import { startBackgroundWork } from './background.ts';
+import { startAdminSocket } from './cli/adminSocket.ts';
+import { systemClock } from './clock.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './log.ts';
+import type { AppServices } from './services/appServices.ts';
+import { openSqlJsStore } from './store/engine/sqljsStore.ts';
+
+/** In-flight requests get this long to finish after a shutdown signal before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const store = await openSqlJsStore({
+    dataDir: config.dataDir,
+    onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
+  });
+  const services: AppServices = { config, store, clock: systemClock, log };
+
+  const app = await buildApp(services);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const adminSocket = await startAdminSocket(services);
+  const background = startBackgroundWork(services);
+  log.info({ port, host: config.host, dataDir: config.dataDir, docs: `http://${config.host}:${port}/docs` }, 'listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const forced = setTimeout(() => {
+      log.error('in-flight work did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    forced.unref();
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await adminSocket.close();
+    await Promise.all(background.map((task) => task.stop()));
+    await store.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+/**
+ * The types every operation handler is written against, derived from generated/api.d.ts, so a
+ * change in the contract breaks the handler at compile time.
+ */
+import type { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import type { operations } from '../../generated/api.d.ts';
+import type { AppServices } from '../services/appServices.ts';
+import type { Logger } from '../log.ts';
+import type { ApiKeyRole } from '../store/apiKeys.ts';
+
+export type OperationId = keyof operations;
+type Op<K extends OperationId> = operations[K];
+
+type Defined<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;
+type ParametersOf<K extends OperationId> = Op<K> extends { parameters: infer P } ? P : never;
+
+export type PathParams<K extends OperationId> = Defined<ParametersOf<K> extends { path?: infer T } ? T : undefined>;
+export type QueryParams<K extends OperationId> = Defined<ParametersOf<K> extends { query?: infer T } ? T : undefined>;
+
+type RequestBodyContent<K extends OperationId> = Op<K> extends { requestBody?: infer B }
+  ? Exclude<B, undefined> extends { content: infer C }
+    ? C
+    : never
+  : never;
+export type JsonRequestBody<K extends OperationId> = RequestBodyContent<K> extends { 'application/json': infer J } ? J : undefined;
+
+/** The input of a handler: everything already validated against the contract (query and path coerced). */
+export interface OperationInput<K extends OperationId> {
+  path: PathParams<K>;
+  query: QueryParams<K>;
+  body: JsonRequestBody<K>;
+  /** Lower-cased request headers. */
+  headers: Record<string, string | string[] | undefined>;
+}
+
+type Responses<K extends OperationId> = Op<K> extends { responses: infer R } ? R : never;
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
+type JsonContentOf<R> = R extends { content: { 'application/json': infer J } } ? J : undefined;
+
+/** A JSON response the contract declares for this operation. */
+export type JsonResult<K extends OperationId> = {
+  [S in SuccessStatus<K>]: { status: S; body: JsonContentOf<Responses<K>[S]>; headers?: Record<string, string> };
+}[SuccessStatus<K>];
+
+/** A non-JSON response (CSV, a document's bytes, a stream): the handler names its content type. */
+export interface RawResult {
+  status: number;
+  raw: string | Buffer | Readable;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiKeyPrincipal {
+  kind: 'apiKey';
+  accountId: string;
+  keyId: string;
+  role: ApiKeyRole;
+}
+
+export interface RequestContext {
+  requestId: string;
+  services: AppServices;
+  log: Logger;
+  /** The authenticated API key. Present on every operation secured by `apiKey`. */
+  principal: ApiKeyPrincipal;
+  /** What each security handler returned, by scheme name (e.g. `bankToken`). */
+  security: Record<string, unknown>;
+  /** The Koa context, for the few handlers that stream or watch for a client disconnect. */
+  koa: Context;
+}
+
+export type OperationHandler<K extends OperationId> = (
+  input: OperationInput<K>,
+  ctx: RequestContext,
+) => Promise<JsonResult<K> | RawResult>;
+
+export type OperationHandlers = { [K in OperationId]?: OperationHandler<K> };

@@ -1,0 +1,41 @@
+/** Accounts: the owners of every other record. */
+import type { SqlExecutor } from './store.ts';
+
+export interface AccountRecord {
+  accountId: string;
+  name: string;
+  email: string;
+  currency: string;
+  createdAt: string;
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  email: string;
+  currency: string;
+  created_at: string;
+}
+
+const toRecord = (row: AccountRow): AccountRecord => ({
+  accountId: row.id,
+  name: row.name,
+  email: row.email,
+  currency: row.currency,
+  createdAt: row.created_at,
+});
+
+export async function insertAccount(tx: SqlExecutor, account: AccountRecord): Promise<void> {
+  await tx.run('INSERT INTO accounts (id, name, email, currency, created_at) VALUES (?, ?, ?, ?, ?)', [
+    account.accountId,
+    account.name,
+    account.email,
+    account.currency,
+    account.createdAt,
+  ]);
+}
+
+export async function findAccount(db: SqlExecutor, accountId: string): Promise<AccountRecord | undefined> {
+  const row = await db.get<AccountRow>('SELECT id, name, email, currency, created_at FROM accounts WHERE id = ?', [accountId]);
+  return row && toRecord(row);
+}

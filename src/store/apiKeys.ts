@@ -1,0 +1,89 @@
+/** API key records. The secret itself is never stored: only its SHA-256 hash. */
+import type { SqlExecutor } from './store.ts';
+import { toPage, type Page, type PageRequest } from './pagination.ts';
+
+export type ApiKeyRole = 'admin' | 'member';
+
+export interface ApiKeyRecord {
+  keyId: string;
+  accountId: string;
+  name: string;
+  role: ApiKeyRole;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  role: ApiKeyRole;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const COLUMNS = 'id, account_id, name, role, hint, created_at, last_used_at, revoked_at';
+
+const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
+  keyId: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  role: row.role,
+  hint: row.hint,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+  revokedAt: row.revoked_at,
+});
+
+export async function insertApiKey(tx: SqlExecutor, key: ApiKeyRecord, secretHash: string): Promise<void> {
+  await tx.run(
+    `INSERT INTO api_keys (id, account_id, name, role, secret_hash, hint, created_at, last_used_at, revoked_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+    [key.keyId, key.accountId, key.name, key.role, secretHash, key.hint, key.createdAt],
+  );
+}
+
+export async function findApiKeyByHash(db: SqlExecutor, secretHash: string): Promise<ApiKeyRecord | undefined> {
+  const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?`, [secretHash]);
+  return row && toRecord(row);
+}
+
+/** A key of this account, or undefined: another account's key is indistinguishable from none. */
+export async function findApiKey(db: SqlExecutor, accountId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND id = ?`, [accountId, keyId]);
+  return row && toRecord(row);
+}
+
+/** Looks a key up by id alone: for the operator's command line, which acts across accounts. */
+export async function findApiKeyById(db: SqlExecutor, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`, [keyId]);
+  return row && toRecord(row);
+}
+
+export async function listApiKeys(db: SqlExecutor, accountId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
+  const rows = await db.all<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    [accountId, page.afterId ?? null, page.afterId ?? null, page.limit + 1],
+  );
+  return toPage(rows.map(toRecord), page.limit, (key) => key.keyId);
+}
+
+export async function countActiveAdminKeys(db: SqlExecutor, accountId: string): Promise<number> {
+  const row = await db.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ? AND role = 'admin' AND revoked_at IS NULL`,
+    [accountId],
+  );
+  return row?.n ?? 0;
+}
+
+export async function markApiKeyRevoked(tx: SqlExecutor, keyId: string, revokedAt: string): Promise<void> {
+  await tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [revokedAt, keyId]);
+}
+
+export async function touchApiKey(tx: SqlExecutor, keyId: string, usedAt: string): Promise<void> {
+  await tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [usedAt, keyId]);
+}

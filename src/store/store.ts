@@ -1,0 +1,41 @@
+/**
+ * The persistence interface every repository is written against.
+ *
+ * Kept deliberately small and portable: the SQL passed through it must run unchanged on
+ * PostgreSQL (a second engine is planned beside sql.js), so positional `?` parameters are
+ * used and nothing engine-specific (sql.js statements, `db.exec`) leaks outside `src/store/`.
+ *
+ * Values computed from the clock or randomness are always bound as parameters, never
+ * produced inside SQL: the sql.js engine replays its journal statement by statement, and
+ * replay must rebuild the identical database.
+ */
+export type SqlValue = string | number | null | Uint8Array;
+export type SqlParams = readonly SqlValue[];
+export type Row = Record<string, SqlValue>;
+
+/** What a repository can do with the database inside one unit of work. */
+export interface SqlExecutor {
+  /** A statement that changes data; returns the number of rows it changed. */
+  run(sql: string, params?: SqlParams): Promise<{ changes: number }>;
+  /** The first row of a query, or undefined. */
+  get<T extends object = Row>(sql: string, params?: SqlParams): Promise<T | undefined>;
+  /** Every row of a query. Use keyset pagination for anything unbounded. */
+  all<T extends object = Row>(sql: string, params?: SqlParams): Promise<T[]>;
+}
+
+/** A read-write transaction. Everything run through it commits or rolls back together. */
+export type Tx = SqlExecutor;
+
+export interface Store {
+  /**
+   * Runs `fn` in one serialised read-write transaction. Resolves only once the commit is
+   * durable (journalled and fsynced); rejects, with nothing written, when `fn` throws.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs `fn` against a consistent view of committed data. Never sees another transaction's uncommitted writes. */
+  read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T>;
+  /** True while the store is open and accepting work (used by GET /readyz). */
+  isOpen(): boolean;
+  /** Finishes queued work, writes a checkpoint and releases the data directory. */
+  close(): Promise<void>;
+}
