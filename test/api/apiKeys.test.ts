@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestAccount } from '../helpers/testApp.ts';
+
+let app: TestApp;
+let account: TestAccount;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  account = await app.newAccount();
+});
+afterAll(() => app.close());
+
+describe('getAccount', () => {
+  it("returns the API key's own account", async () => {
+    const { data, response } = await account.member.GET('/v1/account');
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ accountId: account.accountId, name: 'Harbor Lending', currency: 'USD' });
+  });
+});
+
+describe('createApiKey', () => {
+  it('returns the secret once, and the new key authenticates', async () => {
+    const { data, response } = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Reporting job' } });
+    expect(response.status).toBe(201);
+    expect(data!.apiKey).toMatch(/^mos_live_[0-9A-Za-z]{38}$/);
+    expect(data!.hint).toBe(`mos_live_…${data!.apiKey.slice(-4)}`);
+    const again = await app.clientFor(data!.apiKey).GET('/v1/account');
+    expect(again.response.status).toBe(200);
+  });
+
+  it('a member key may not create keys (403)', async () => {
+    const { error, response } = await account.member.POST('/v1/api-keys', { body: { role: 'admin', name: 'Escalation' } });
+    expect(response.status).toBe(403);
+    expect(error).toMatchObject({ code: 'forbidden' });
+  });
+
+  it('replays the first response for a retried Idempotency-Key, and refuses the key with another body', async () => {
+    const headers = { 'Idempotency-Key': 'retry-me-1' };
+    const first = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Once' }, headers });
+    const second = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Once' }, headers });
+    expect(second.response.status).toBe(201);
+    expect(second.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.data).toEqual(first.data);
+    const other = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Other' }, headers });
+    expect(other.response.status).toBe(422);
+    expect(other.error).toMatchObject({ code: 'idempotency_key_reused' });
+  });
+});
+
+describe('listApiKeys', () => {
+  it('pages newest first with a cursor and never shows a secret', async () => {
+    const fresh = await app.newAccount('Paging Bank');
+    for (const name of ['a', 'b', 'c']) await fresh.client.POST('/v1/api-keys', { body: { role: 'member', name } });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const { data } = await fresh.client.GET('/v1/api-keys', { params: { query: { limit: 2, ...(cursor ? { cursor } : {}) } } });
+      seen.push(...data!.data.map((key) => key.name));
+      for (const key of data!.data) expect(key).not.toHaveProperty('apiKey');
+      expect(JSON.stringify(data)).not.toContain(fresh.apiKey);
+      cursor = data!.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['c', 'b', 'a', 'Member key', 'First admin key']);
+  });
+
+  it('refuses a tampered cursor with 400', async () => {
+    const { response, error } = await account.client.GET('/v1/api-keys', { params: { query: { cursor: 'bm9wZQ' } } });
+    expect(response.status).toBe(400);
+    expect(error).toMatchObject({ code: 'invalid_cursor' });
+  });
+});
+
+describe('revokeApiKey', () => {
+  it('a revoked key gets 401 at once', async () => {
+    const created = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Short-lived' } });
+    const revoked = await account.client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: created.data!.keyId } } });
+    expect(revoked.response.status).toBe(200);
+    expect(revoked.data!.revokedAt).not.toBeNull();
+    const after = await app.clientFor(created.data!.apiKey).GET('/v1/account');
+    expect(after.response.status).toBe(401);
+  });
+
+  it("another account's key is 404, not 403", async () => {
+    const other = await app.newAccount('Other Lender');
+    const { data } = await other.client.GET('/v1/api-keys');
+    const theirs = data!.data[0]!.keyId;
+    const { response } = await account.client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: theirs } } });
+    expect(response.status).toBe(404);
+  });
+
+  it("refuses to revoke the account's last admin key", async () => {
+    const solo = await app.newAccount('Solo Broker');
+    const { data } = await solo.client.GET('/v1/api-keys');
+    const adminKey = data!.data.find((key) => key.role === 'admin')!;
+    const { response, error } = await solo.client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: adminKey.keyId } } });
+    expect(response.status).toBe(422);
+    expect(error).toMatchObject({ code: 'last_admin_key' });
+  });
+});
