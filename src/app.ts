@@ -2,10 +2,12 @@
  * The Koa application: middleware order and the contract wiring, nothing else.
  */
 import Koa from 'koa';
+import { bodyParsers } from './http/bodyParsers.ts';
 import { createContract, type ContractOptions } from './http/contract.ts';
 import { errorHandler } from './http/errorHandler.ts';
 import { problems } from './http/problem.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
+import { securityHandlers } from './http/securitySchemes.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
 import { operationHandlers } from './operations/index.ts';
 import type { AppServices } from './services/appServices.ts';
@@ -17,7 +19,12 @@ export interface AppOptions {
 
 export async function buildApp(services: AppServices, options: AppOptions = {}): Promise<Koa> {
   const app = new Koa({ proxy: false });
-  const contract = await createContract({ services, handlers: operationHandlers, ...options.contract });
+  const contract = await createContract({
+    services,
+    handlers: operationHandlers,
+    securityHandlers: { ...securityHandlers(services), ...options.contract?.securityHandlers },
+    bodyParsers: { ...bodyParsers(services), ...options.contract?.bodyParsers },
+  });
   const site = siteRoutes(services.store);
 
   app.use(requestIdMiddleware());

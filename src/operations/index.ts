@@ -9,4 +9,14 @@ import type { OperationHandlers } from './types.ts';
 export const operationHandlers: OperationHandlers = {
   ...accountOperations,
   ...apiKeyOperations,
+  // quotes and pricing
+
+  // webhooks
+
+  // applications, documents and underwriting
+
+  // export
+
+  // bank verification
+
 };

@@ -1,0 +1,56 @@
+/**
+ * Errors raised by the store engines, and portable helpers to classify SQL errors.
+ *
+ * The helpers check both the SQLite message (sql.js) and the SQLSTATE code PostgreSQL
+ * drivers put on `err.code`, so repositories never depend on one engine's wording.
+ */
+
+/** The store is closed, closing, or failed (a journal write could not be made durable). */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** The journal or snapshot on disk is damaged or inconsistent; the store refuses to open. */
+export class StoreCorruptionError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StoreCorruptionError';
+  }
+}
+
+/** Another live process holds the data directory's LOCK file. */
+export class DataDirLockedError extends Error {
+  readonly pid: number;
+  constructor(dataDir: string, pid: number) {
+    super(`another process (pid ${pid}) holds the data directory ${dataDir}`);
+    this.name = 'DataDirLockedError';
+    this.pid = pid;
+  }
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  return '';
+}
+
+function codeOf(err: unknown): unknown {
+  return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+}
+
+/** True when `err` is a unique / primary-key constraint violation (SQLite or PostgreSQL). */
+export function isUniqueViolation(err: unknown): boolean {
+  if (codeOf(err) === '23505') return true;
+  const msg = messageOf(err);
+  return msg.includes('UNIQUE constraint failed') || msg.includes('duplicate key value violates unique constraint');
+}
+
+/** True when `err` is a foreign-key constraint violation (SQLite or PostgreSQL). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  if (codeOf(err) === '23503') return true;
+  const msg = messageOf(err);
+  return msg.includes('FOREIGN KEY constraint failed') || msg.includes('violates foreign key constraint');
+}

@@ -1,0 +1,261 @@
+/**
+ * The write-ahead journal of the sql.js engine: one framed record per committed write
+ * transaction, appended and fsynced before the transaction is acknowledged.
+ *
+ * Frame: [u32 BE payload length][u32 BE crc32(payload)][payload], payload = UTF-8 JSON
+ * `{"lsn":N,"ops":[...]}`. An op is `{"s":sql,"p":[params]}` (one prepared statement) or
+ * `{"x":sql}` (multi-statement text run with `db.exec`, used for migrations). Params that
+ * JSON cannot carry are tagged: a Uint8Array is `{"b":base64}`, a non-finite number
+ * `{"n":"NaN"|"Infinity"|"-Infinity"}`.
+ *
+ * Group commit: `append` queues a frame; while one write+fsync is in flight, frames appended
+ * meanwhile are gathered and written with the next single write+fsync.
+ */
+import { open, readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
+import type { SqlValue } from '../store.ts';
+import { StoreCorruptionError, StoreUnavailableError } from './errors.ts';
+
+export type JournalOp =
+  | { kind: 'stmt'; sql: string; params: SqlValue[] }
+  | { kind: 'exec'; sql: string };
+
+export interface JournalRecord {
+  lsn: number;
+  ops: JournalOp[];
+}
+
+const HEADER_BYTES = 8;
+const PAYLOAD_PREFIX = Buffer.from('{"lsn":');
+
+type EncodedParam = string | number | null | { b: string } | { n: string };
+interface EncodedOp {
+  s?: string;
+  p?: EncodedParam[];
+  x?: string;
+}
+
+function encodeParam(v: SqlValue): EncodedParam {
+  if (v instanceof Uint8Array) return { b: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
+  if (typeof v === 'number' && !Number.isFinite(v)) return { n: String(v) };
+  return v;
+}
+
+function decodeParam(v: EncodedParam): SqlValue {
+  if (v === null || typeof v !== 'object') return v;
+  if ('b' in v) return new Uint8Array(Buffer.from(v.b, 'base64'));
+  return Number(v.n);
+}
+
+/** Encodes and frames one record. */
+export function encodeRecord(record: JournalRecord): Buffer {
+  const ops: EncodedOp[] = record.ops.map((op) =>
+    op.kind === 'exec' ? { x: op.sql } : op.params.length ? { s: op.sql, p: op.params.map(encodeParam) } : { s: op.sql },
+  );
+  const payload = Buffer.from(JSON.stringify({ lsn: record.lsn, ops }), 'utf8');
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
+  frame.writeUInt32BE(payload.length, 0);
+  frame.writeUInt32BE(crc32(payload), 4);
+  payload.copy(frame, HEADER_BYTES);
+  return frame;
+}
+
+function decodePayload(payload: Buffer): JournalRecord {
+  const raw = JSON.parse(payload.toString('utf8')) as { lsn: unknown; ops: unknown };
+  if (!Number.isSafeInteger(raw.lsn) || !Array.isArray(raw.ops)) throw new Error('malformed record');
+  const ops = (raw.ops as EncodedOp[]).map((op): JournalOp => {
+    if (typeof op.x === 'string') return { kind: 'exec', sql: op.x };
+    if (typeof op.s === 'string') return { kind: 'stmt', sql: op.s, params: (op.p ?? []).map(decodeParam) };
+    throw new Error('malformed op');
+  });
+  return { lsn: raw.lsn as number, ops };
+}
+
+/** The payload of a structurally valid frame at `off` (length fits, CRC matches), else null. */
+function frameAt(buf: Buffer, off: number): Buffer | null {
+  if (buf.length - off < HEADER_BYTES) return null;
+  const len = buf.readUInt32BE(off);
+  if (len === 0 || len > buf.length - off - HEADER_BYTES) return null;
+  const payload = buf.subarray(off + HEADER_BYTES, off + HEADER_BYTES + len);
+  if (!payload.subarray(0, PAYLOAD_PREFIX.length).equals(PAYLOAD_PREFIX)) return null;
+  return crc32(payload) === buf.readUInt32BE(off + 4) ? payload : null;
+}
+
+export interface ParsedJournal {
+  records: JournalRecord[];
+  /** Length of the valid prefix; anything after it is a torn tail. */
+  goodBytes: number;
+}
+
+/**
+ * Parses a journal image. A bad frame with no valid frame anywhere after it is a torn tail
+ * (the crash interrupted an unacknowledged write) and ends the journal; a bad frame
+ * followed by a valid one is corruption of acknowledged data and throws.
+ */
+export function parseJournal(buf: Buffer, path = 'journal'): ParsedJournal {
+  const records: JournalRecord[] = [];
+  let off = 0;
+  while (off < buf.length) {
+    const payload = frameAt(buf, off);
+    if (payload === null) {
+      for (let probe = off + 1; probe + HEADER_BYTES < buf.length; probe++) {
+        if (frameAt(buf, probe) !== null) {
+          throw new StoreCorruptionError(
+            `${path}: damaged record at byte ${off} is followed by a valid record at byte ${probe}; refusing to open (restore from backup)`,
+          );
+        }
+      }
+      break;
+    }
+    try {
+      records.push(decodePayload(payload));
+    } catch (err) {
+      throw new StoreCorruptionError(`${path}: record at byte ${off} has a valid checksum but cannot be decoded`, { cause: err });
+    }
+    off += HEADER_BYTES + payload.length;
+  }
+  return { records, goodBytes: off };
+}
+
+/** Reads the journal, truncates a torn tail (durably), and returns its records. */
+export async function recoverJournal(path: string): Promise<ParsedJournal & { tornBytes: number; existed: boolean }> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], goodBytes: 0, tornBytes: 0, existed: false };
+    throw err;
+  }
+  const parsed = parseJournal(buf, path);
+  const tornBytes = buf.length - parsed.goodBytes;
+  if (tornBytes > 0) {
+    const fh = await open(path, 'r+');
+    try {
+      await fh.truncate(parsed.goodBytes);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+  return { ...parsed, tornBytes, existed: true };
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {}); // waiters get the rejection; an unobserved batch is not an unhandled rejection
+  return { promise, resolve, reject };
+}
+
+/** Append-only journal file with group commit. */
+export class Journal {
+  private readonly handle: FileHandle;
+  private readonly onFailure: (err: Error) => void;
+  private pending: Buffer[] = [];
+  private pendingLsn = 0;
+  /** The batch being gathered (written by the next write+fsync). */
+  private nextBatch: Deferred | null = null;
+  /** The batch whose write+fsync is in flight. */
+  private currentBatch: Deferred | null = null;
+  private flushing = false;
+  private failure: Error | null = null;
+  /** Bytes durably in the file. */
+  bytes: number;
+  /** Bytes appended but not yet durable. */
+  pendingBytes = 0;
+  durableLsn: number;
+  fsyncs = 0;
+
+  private constructor(handle: FileHandle, bytes: number, durableLsn: number, onFailure: (err: Error) => void) {
+    this.handle = handle;
+    this.bytes = bytes;
+    this.durableLsn = durableLsn;
+    this.onFailure = onFailure;
+  }
+
+  static async open(path: string, bytes: number, durableLsn: number, onFailure: (err: Error) => void): Promise<Journal> {
+    return new Journal(await open(path, 'a'), bytes, durableLsn, onFailure);
+  }
+
+  /** Queues a frame; resolves once it is written and fsynced. */
+  append(lsn: number, frame: Buffer): Promise<void> {
+    if (this.failure) return Promise.reject(this.unavailable());
+    this.pending.push(frame);
+    this.pendingBytes += frame.length;
+    this.pendingLsn = lsn;
+    this.nextBatch ??= deferred();
+    const { promise } = this.nextBatch;
+    if (!this.flushing) void this.flushLoop();
+    return promise;
+  }
+
+  /** Resolves once everything appended so far is durable; rejects if the journal failed. */
+  flushed(): Promise<void> {
+    if (this.failure) return Promise.reject(this.unavailable());
+    return (this.nextBatch ?? this.currentBatch)?.promise ?? Promise.resolve();
+  }
+
+  private unavailable(): StoreUnavailableError {
+    return new StoreUnavailableError('store failed: a journal write could not be made durable', { cause: this.failure });
+  }
+
+  private async flushLoop(): Promise<void> {
+    this.flushing = true;
+    while (this.pending.length > 0 && !this.failure) {
+      const batch = this.nextBatch!;
+      this.currentBatch = batch;
+      const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+      const lsn = this.pendingLsn;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.nextBatch = null;
+      try {
+        let written = 0;
+        while (written < data.length) {
+          const { bytesWritten } = await this.handle.write(data, written, data.length - written);
+          written += bytesWritten;
+        }
+        await this.handle.datasync();
+        this.fsyncs++;
+        this.bytes += data.length;
+        this.durableLsn = lsn;
+        batch.resolve();
+      } catch (err) {
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        const error = this.unavailable();
+        batch.reject(error);
+        (this.nextBatch as Deferred | null)?.reject(error); // frames appended during the failed write
+        this.nextBatch = null;
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.onFailure(this.failure);
+      }
+    }
+    this.currentBatch = null;
+    this.flushing = false;
+  }
+
+  /** Empties the file (after a checkpoint). Call only when nothing is pending. */
+  async truncate(): Promise<void> {
+    await this.flushed();
+    await this.handle.truncate(0);
+    await this.handle.sync();
+    this.bytes = 0;
+  }
+
+  async close(): Promise<void> {
+    await this.flushed().catch(() => {});
+    await this.handle.close();
+  }
+}

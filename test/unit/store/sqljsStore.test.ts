@@ -1,0 +1,439 @@
+import { open as openFile, readFile, stat, truncate, appendFile, writeFile, rm, access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../src/store/engine/errors.ts';
+import type { SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import { crashImage, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
+import type { TempDirs } from './storeTestUtils.ts';
+
+let dirs: TempDirs;
+let noMigrations: string;
+beforeAll(async () => {
+  dirs = await tempDirs();
+  noMigrations = await migrationsDir(dirs);
+});
+afterAll(() => dirs.cleanup());
+
+const SCHEMA = 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, data BLOB)';
+
+async function fresh(name: string, extra = {}): Promise<{ dir: string; store: SqlJsStore }> {
+  const dir = await dirs.make(name);
+  const store = await open(dir, noMigrations, extra);
+  await store.transaction((tx) => tx.run(SCHEMA));
+  return { dir, store };
+}
+
+async function insert(store: SqlJsStore, name: string, data: Uint8Array | null = null): Promise<void> {
+  await store.transaction((tx) => tx.run('INSERT INTO items (name, data) VALUES (?, ?)', [name, data]));
+}
+
+async function names(store: SqlJsStore): Promise<string[]> {
+  return store.read(async (db) => (await db.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name));
+}
+
+describe('sql.js store durability', () => {
+  it('commits survive close and reopen', async () => {
+    const { dir, store } = await fresh('reopen');
+    await insert(store, 'a');
+    await insert(store, 'b');
+    await store.close();
+    expect(store.isOpen()).toBe(false);
+    const again = await open(dir, noMigrations);
+    expect(await names(again)).toEqual(['a', 'b']);
+    await again.close();
+  });
+
+  it('commits survive a crash (journal replay, no closing checkpoint)', async () => {
+    const { dir, store } = await fresh('crash-replay');
+    await insert(store, 'a');
+    await insert(store, 'b');
+    expect(store.stats().journalBytes).toBeGreaterThan(0);
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(['a', 'b']);
+    expect(again.stats()).toMatchObject({ lsn: 3, journalBytes: 0 }); // replay is followed by a checkpoint
+    await again.close();
+  });
+
+  it('a transaction whose fn throws writes nothing and rethrows the same error', async () => {
+    const { dir, store } = await fresh('rollback');
+    await insert(store, 'kept');
+    const before = store.stats();
+    const boom = new Error('boom');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.run("INSERT INTO items (name) VALUES ('ghost')");
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(store.stats()).toEqual(before);
+    expect(await names(store)).toEqual(['kept']);
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    for (const d of [image, dir]) {
+      const again = await open(d, noMigrations);
+      expect(await names(again)).toEqual(['kept']);
+      await again.close();
+    }
+  });
+
+  it('constraint errors propagate with the SQLite message and the transaction continues or rolls back', async () => {
+    const { store } = await fresh('unique');
+    await insert(store, 'dup');
+    const err = await insert(store, 'dup').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/UNIQUE constraint failed: items.name/);
+    expect(isUniqueViolation(err)).toBe(true);
+    // a caught statement error inside a transaction does not poison the rest of it
+    await store.transaction(async (tx) => {
+      await expect(tx.run("INSERT INTO items (name) VALUES ('dup')")).rejects.toThrow(/UNIQUE/);
+      await tx.run("INSERT INTO items (name) VALUES ('after')");
+    });
+    expect(await names(store)).toEqual(['dup', 'after']);
+    await store.close();
+  });
+
+  it('a commit that fails (deferred foreign key) rolls back and journals nothing', async () => {
+    const { dir, store } = await fresh('deferred-fk');
+    await store.transaction(async (tx) => {
+      await tx.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)');
+      await tx.run('CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    });
+    const before = store.stats();
+    await expect(store.transaction((tx) => tx.run('INSERT INTO child (parent_id) VALUES (7)'))).rejects.toThrow(/FOREIGN KEY constraint failed/);
+    expect(store.stats()).toEqual(before);
+    await expect(store.transaction((tx) => tx.run('COMMIT'))).rejects.toThrow(/not allowed/);
+    await store.transaction(async (tx) => {
+      await tx.run('INSERT INTO child (parent_id) VALUES (7)');
+      await tx.run('INSERT INTO parent (id) VALUES (7)'); // satisfied by commit time
+    });
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect(await again.read((db) => db.all('SELECT parent_id FROM child'))).toEqual([{ parent_id: 7 }]);
+    await again.close();
+  });
+
+  it('run/get/all map rows to plain objects and report changes', async () => {
+    const { store } = await fresh('api');
+    const result = await store.transaction(async (tx) => {
+      await tx.run("INSERT INTO items (name) VALUES ('x'), ('y'), ('z')");
+      const changed = await tx.run("UPDATE items SET data = x'00' WHERE name <> 'x'");
+      const returned = await tx.get<{ id: number; name: string }>("INSERT INTO items (name) VALUES ('w') RETURNING id, name");
+      const none = await tx.get('SELECT * FROM items WHERE name = ?', ['nope']);
+      return { changed, returned, none };
+    });
+    expect(result).toEqual({ changed: { changes: 2 }, returned: { id: 4, name: 'w' }, none: undefined });
+    const rows = await store.read((db) => db.all('SELECT id, name FROM items WHERE id <= ? ORDER BY id', [2]));
+    expect(rows).toEqual([{ id: 1, name: 'x' }, { id: 2, name: 'y' }]);
+    await store.close();
+  });
+
+  it('a torn last record (truncated) is ignored and earlier records survive', async () => {
+    const { dir, store } = await fresh('torn-truncate');
+    await insert(store, 'a');
+    await insert(store, 'b');
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const journal = join(image, 'journal.log');
+    const size = (await stat(journal)).size;
+    await truncate(journal, size - 3);
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(['a']);
+    expect(again.stats().lsn).toBe(2);
+    await insert(again, 'c'); // the journal continues cleanly after the cut
+    await again.close();
+    const third = await open(image, noMigrations);
+    expect(await names(third)).toEqual(['a', 'c']);
+    await third.close();
+  });
+
+  it('garbage appended after the last record is ignored', async () => {
+    const { dir, store } = await fresh('torn-garbage');
+    await insert(store, 'a');
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const journal = join(image, 'journal.log');
+    const good = (await stat(journal)).size;
+    await appendFile(journal, Buffer.from([0, 0, 0, 40, 1, 2, 3, 4, 0x7b, 0x22, 9, 9])); // a header promising more than is there
+    await appendFile(journal, Buffer.alloc(4096)); // and a zero-filled tail
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(['a']);
+    await again.close();
+    // the torn tail was cut at open, then the journal was checkpointed away
+    expect((await stat(journal)).size).toBeLessThanOrEqual(good);
+  });
+
+  it('a damaged record followed by good ones refuses to open', async () => {
+    const { dir, store } = await fresh('corrupt-middle');
+    await insert(store, 'a');
+    await insert(store, 'b');
+    await insert(store, 'c');
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const journal = join(image, 'journal.log');
+    const buf = await readFile(journal);
+    const firstLen = buf.readUInt32BE(0);
+    const at = 8 + firstLen + 8 + 12;
+    buf.writeUInt8(buf.readUInt8(at) ^ 0xff, at); // flip a byte inside the second record's payload
+    await writeFile(journal, buf);
+    const err = await open(image, noMigrations).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreCorruptionError);
+    expect((err as Error).message).toMatch(/damaged record at byte \d+ is followed by a valid record/);
+    // the failed open released the lock and did not checkpoint over the evidence
+    await expect(access(join(image, 'LOCK'))).rejects.toThrow();
+    expect((await readFile(journal)).equals(buf)).toBe(true);
+  });
+
+  it('checkpoint writes a snapshot, empties the journal, and reopens', async () => {
+    const { dir, store } = await fresh('checkpoint');
+    await insert(store, 'a');
+    await store.checkpoint();
+    expect(store.stats()).toMatchObject({ journalBytes: 0, checkpoints: 1 });
+    expect((await stat(join(dir, 'snapshot.db'))).size).toBeGreaterThan(0);
+    await insert(store, 'b'); // the store keeps working after export()
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(['a', 'b']);
+    // foreign keys are enforced after checkpoint/export
+    await again.transaction(async (tx) => {
+      await tx.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)');
+      await tx.run('CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id))');
+    });
+    await again.checkpoint();
+    await expect(again.transaction((tx) => tx.run('INSERT INTO child (parent_id) VALUES (42)'))).rejects.toThrow(/FOREIGN KEY/);
+    await again.close();
+  });
+
+  it('a crash between snapshot rename and journal truncate does not double-apply', async () => {
+    const { dir, store } = await fresh('rename-truncate');
+    await insert(store, 'a');
+    await insert(store, 'b');
+    const oldJournal = await readFile(join(dir, 'journal.log'));
+    expect(oldJournal.length).toBeGreaterThan(0);
+    await store.checkpoint();
+    await store.close();
+    await writeFile(join(dir, 'journal.log'), oldJournal); // the journal as it was before the truncate
+    const again = await open(dir, noMigrations); // re-applying would hit UNIQUE(name) and refuse to open
+    expect(await names(again)).toEqual(['a', 'b']);
+    expect(again.stats().lsn).toBe(3);
+    await insert(again, 'c');
+    const image = await crashImage(dir, dir + '-img');
+    await again.close();
+    const third = await open(image, noMigrations);
+    expect(await names(third)).toEqual(['a', 'b', 'c']);
+    expect(third.stats().lsn).toBe(4);
+    await third.close();
+  });
+
+  it('refuses a journal that does not continue the snapshot (missing records)', async () => {
+    const { dir, store } = await fresh('gap');
+    await insert(store, 'a');
+    await store.checkpoint();
+    await insert(store, 'b');
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    await rm(join(image, 'snapshot.db')); // journal starts at lsn 3 but there is nothing before it
+    await expect(open(image, noMigrations)).rejects.toThrow(/does not follow lsn 0/);
+  });
+
+  it('Uint8Array and other parameter types round-trip through journal replay', async () => {
+    const { dir, store } = await fresh('blobs');
+    const all = new Uint8Array(256).map((_, i) => i);
+    const backing = new Uint8Array([9, 9, 1, 2, 3, 9]);
+    const values: [string, Uint8Array][] = [
+      ['all-bytes', all],
+      ['empty', new Uint8Array(0)],
+      ['buffer', Buffer.from('héllo\u0000wörld', 'utf8')],
+      ['view', backing.subarray(2, 5)],
+    ];
+    for (const [name, data] of values) await insert(store, name, data);
+    await store.transaction(async (tx) => {
+      await tx.run('CREATE TABLE scalars (k TEXT PRIMARY KEY, v)');
+      const scalars: [string, string | number | null][] = [
+        ['big', 2 ** 53 - 1],
+        ['neg', -123456789012],
+        ['float', 0.1 + 0.2],
+        ['inf', Number.POSITIVE_INFINITY],
+        ['null', null],
+        ['text', 'emoji 🏠 "quotes" \\ and {"b":"x"}'],
+      ];
+      for (const [k, v] of scalars) await tx.run('INSERT INTO scalars (k, v) VALUES (?, ?)', [k, v]);
+    });
+    const snapshotOf = (s: SqlJsStore) =>
+      s.read(async (db) => ({
+        items: await db.all('SELECT name, data, typeof(data) AS t FROM items ORDER BY id'),
+        scalars: await db.all('SELECT k, v, typeof(v) AS t FROM scalars ORDER BY k'),
+      }));
+    const expected = await snapshotOf(store);
+    expect(expected.items.map((r) => r.data)).toEqual(values.map(([, d]) => new Uint8Array(d)));
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect(again.stats().lsn).toBe(6); // replayed, not read from a snapshot
+    expect(await snapshotOf(again)).toEqual(expected);
+    await again.close();
+  });
+
+  it('refuses parameters replay could not reproduce', async () => {
+    const { store } = await fresh('bad-params');
+    const before = store.stats();
+    await expect(
+      store.transaction((tx) => tx.run('INSERT INTO items (name) VALUES (?)', [undefined as unknown as string])),
+    ).rejects.toThrow(TypeError);
+    await expect(
+      store.transaction((tx) => tx.run('INSERT INTO items (name) VALUES (?)', [new Date() as unknown as string])),
+    ).rejects.toThrow(/unsupported type object/);
+    expect(store.stats()).toEqual(before);
+    await store.close();
+  });
+
+  it('serialises 200 concurrent transactions; all are present after a crash', async () => {
+    const { dir, store } = await fresh('concurrent');
+    await store.transaction((tx) => tx.run('CREATE TABLE counter (n INTEGER NOT NULL)'));
+    await store.transaction((tx) => tx.run('INSERT INTO counter (n) VALUES (0)'));
+    const fsyncsBefore = store.stats().fsyncs;
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const row = await tx.get<{ n: number }>('SELECT n FROM counter');
+          await new Promise((r) => setImmediate(r)); // yield: another transaction must not slip in here
+          await tx.run('UPDATE counter SET n = ?', [row!.n + 1]);
+          await tx.run('INSERT INTO items (name) VALUES (?)', [`item-${i}`]);
+        }),
+      ),
+    );
+    const fsyncs = store.stats().fsyncs - fsyncsBefore;
+    expect(fsyncs).toBeGreaterThan(0);
+    expect(fsyncs).toBeLessThanOrEqual(200);
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    const { n, count } = await again.read(async (db) => ({
+      n: (await db.get<{ n: number }>('SELECT n FROM counter'))!.n,
+      count: (await db.get<{ c: number }>('SELECT count(*) AS c FROM items'))!.c,
+    }));
+    expect({ n, count }).toEqual({ n: 200, count: 200 });
+    await again.close();
+  });
+
+  it('group commit: 200 concurrent commits share a handful of fsyncs', async () => {
+    const { store } = await fresh('group-commit');
+    const before = store.stats();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => insert(store, `g-${i}`)));
+    const after = store.stats();
+    expect(after.lsn - before.lsn).toBe(200);
+    expect(after.durableLsn).toBe(after.lsn);
+    expect(after.fsyncs - before.fsyncs).toBeLessThanOrEqual(10);
+    await store.close();
+  });
+
+  it('read() waits for an in-progress transaction instead of seeing its uncommitted writes', async () => {
+    const { store } = await fresh('read-isolation');
+    await insert(store, 'before');
+    const events: string[] = [];
+    let release!: () => void;
+    const midway = new Promise<void>((r) => (release = r));
+    const tx = store.transaction(async (t) => {
+      await t.run("INSERT INTO items (name) VALUES ('uncommitted')");
+      release();
+      await new Promise((r) => setTimeout(r, 30));
+      events.push('tx-body-done');
+      throw new Error('abort');
+    });
+    await midway; // the transaction has written but not committed
+    const seen = store.read(async (db) => {
+      events.push('read-runs');
+      return db.all('SELECT name FROM items');
+    });
+    await expect(tx).rejects.toThrow('abort');
+    expect(await seen).toEqual([{ name: 'before' }]);
+    expect(events).toEqual(['tx-body-done', 'read-runs']);
+
+    // and a read queued behind a committing transaction sees the commit only once it is durable
+    let release2!: () => void;
+    const midway2 = new Promise<void>((r) => (release2 = r));
+    const tx2 = store.transaction(async (t) => {
+      await t.run("INSERT INTO items (name) VALUES ('committed')");
+      release2();
+      await new Promise((r) => setTimeout(r, 30));
+    });
+    await midway2;
+    const seen2 = store.read((db) => db.all('SELECT name FROM items ORDER BY id'));
+    const order: string[] = [];
+    await Promise.all([tx2.then(() => order.push('tx')), seen2.then(() => order.push('read'))]);
+    expect(await seen2).toEqual([{ name: 'before' }, { name: 'committed' }]);
+    expect(order).toEqual(['tx', 'read']);
+    await store.close();
+  });
+
+  it('read() cannot write', async () => {
+    const { store } = await fresh('read-only');
+    await expect(store.read((db) => db.run("INSERT INTO items (name) VALUES ('x')"))).rejects.toThrow(/not allowed inside read/);
+    // a write smuggled through get() is rolled back
+    await store.read((db) => db.get("INSERT INTO items (name) VALUES ('smuggled') RETURNING id"));
+    expect(await names(store)).toEqual([]);
+    await store.close();
+  });
+
+  it('nested use of the store inside a transaction fails fast instead of deadlocking', async () => {
+    const { store } = await fresh('nested');
+    await expect(store.transaction(async () => store.read(async () => 1))).rejects.toThrow(/would deadlock/);
+    await expect(store.transaction(async () => store.transaction(async () => 1))).rejects.toThrow(/would deadlock/);
+    // work started from inside a transaction but run after it finished is fine
+    let later: Promise<number> | undefined;
+    await store.transaction(async () => {
+      later = new Promise((r) => setTimeout(r, 5)).then(() => store.read(async () => 7));
+    });
+    expect(await later).toBe(7);
+    await store.close();
+  });
+
+  it('checkpoints in the background when the journal passes checkpointBytes', async () => {
+    const { dir, store } = await fresh('auto-checkpoint', { checkpointBytes: 2048 });
+    for (let i = 0; i < 60; i++) await insert(store, `row-${i}-${'x'.repeat(50)}`);
+    await store.read(async () => undefined); // let a queued checkpoint finish
+    expect(store.stats().checkpoints).toBeGreaterThan(0);
+    expect(store.stats().journalBytes).toBeLessThan(2048 + 200);
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect((await names(again)).length).toBe(60);
+    await again.close();
+  });
+
+  it('a journal write failure rejects the transaction and stops the store', async () => {
+    const { dir, store } = await fresh('fsync-failure');
+    await insert(store, 'ok');
+    const probe = await openFile(join(dir, 'journal.log'), 'r');
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const spy = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+    try {
+      await expect(insert(store, 'lost')).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(store.isOpen()).toBe(false);
+    await expect(insert(store, 'after')).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.read(async () => 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await store.close(); // no checkpoint of the diverged memory
+    await expect(access(join(dir, 'snapshot.db'))).rejects.toThrow();
+    const again = await open(dir, noMigrations);
+    expect((await names(again)).slice(0, 1)).toEqual(['ok']); // 'lost' was never acknowledged; it may or may not be there
+    await again.close();
+  });
+
+  it('rejects work after close', async () => {
+    const { store } = await fresh('closed');
+    const pending = insert(store, 'queued-before-close');
+    const closing = store.close();
+    await pending; // queued work finishes
+    await closing;
+    await expect(insert(store, 'late')).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.read(async () => 1)).rejects.toThrow(/closed/);
+    await store.close(); // idempotent
+  });
+});
