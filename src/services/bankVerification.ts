@@ -1,0 +1,196 @@
+/**
+ * Bank verification: does the account a bank token names belong to the applicant of a mortgage
+ * application, with the account number the caller sent?
+ *
+ * Scope of a bank token: it is tied to a partner, not to an account. The application is found by
+ * its id across accounts; a partner serves every account unless the operator restricted it, and a
+ * restricted partner's token gets 404 for applications of accounts it does not serve (exactly as
+ * for an id that does not exist, so nothing is revealed).
+ *
+ * Order of refusals: 401 token (at the edge: format, partner, and the partner's own check of the
+ * token) → 400 body → 404 application → 409 withdrawn → 429 failed-attempt limit → partner's
+ * account lookup (401 when the account is gone, 502 when the partner fails) → verdict.
+ */
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { connectorFor } from '../banks/connectors.ts';
+import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected, type BankGrant } from '../banks/connector.ts';
+import { bankKeys } from '../banks/secrets.ts';
+import { parseBankToken } from '../banks/tokenFormat.ts';
+import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
+import { scoreNameMatch } from '../domain/banks/nameMatch.ts';
+import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
+import { ApiProblem, problems } from '../http/problem.ts';
+import { newId } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import { findApplication } from '../store/applications.ts';
+import { findBankPartner, partnerServesAccount, type BankPartnerRecord } from '../store/bankPartners.ts';
+import {
+  applicationOwner,
+  failedVerificationTimes,
+  insertBankVerification,
+  type BankVerificationRecord,
+} from '../store/bankVerifications.ts';
+import type { Store } from '../store/store.ts';
+
+export interface BankServices {
+  store: Store;
+  clock: Clock;
+  config: Pick<Config, 'dataDir' | 'bank'>;
+  log: Logger;
+}
+
+/** What the `bankToken` security scheme hands the operation. */
+export interface BankTokenPrincipal {
+  kind: 'bankToken';
+  partner: BankPartnerRecord;
+  /** The partner's own token (never logged). */
+  partnerToken: string;
+  grant: BankGrant;
+}
+
+/** Why a bearer token is refused on the bank operation; the message is the 401's detail. */
+export class BankTokenRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BankTokenRefused';
+  }
+}
+
+const RETRY_PARTNER_AFTER_SECONDS = 30;
+
+/** The 502 for a partner failure; the reason goes to the log only (it may name addresses or partner internals). */
+export function partnerProblem(err: BankPartnerUnavailable | BankPartnerBadResponse): ApiProblem {
+  if (err instanceof BankPartnerUnavailable) {
+    return new ApiProblem(
+      502,
+      'bank_partner_unavailable',
+      'The bank partner is unavailable',
+      `The bank partner could not be reached or kept failing; nothing was checked or recorded. Retry after ${RETRY_PARTNER_AFTER_SECONDS} seconds.`,
+      {},
+      { 'Retry-After': String(RETRY_PARTNER_AFTER_SECONDS) },
+    );
+  }
+  return problems.badGateway('bank_partner_invalid_response', 'The bank partner answered something the service cannot trust; nothing was checked or recorded.');
+}
+
+async function callPartner<T>(services: BankServices, partnerId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof BankPartnerUnavailable || err instanceof BankPartnerBadResponse) {
+      services.log.warn({ partnerId, reason: err.message, kind: err.name }, 'bank partner failed');
+      throw partnerProblem(err);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Authenticates the bearer token of `POST /v1/banks/verify`: a well-formed bank token of a known,
+ * enabled partner that the partner says is live. Throws BankTokenRefused (401) or an ApiProblem
+ * (502 when the partner cannot say).
+ */
+export async function authenticateBankToken(services: BankServices, token: string | null): Promise<BankTokenPrincipal> {
+  if (token === null) throw new BankTokenRefused("Send the bank partner's token as Authorization: Bearer <bank token>.");
+  if (token.startsWith('mos_live_')) throw new BankTokenRefused("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
+  const parsed = parseBankToken(token);
+  if (!parsed) throw new BankTokenRefused('The bearer token is not a bank token (bnk_tok_…).');
+  const partner = await services.store.read((db) => findBankPartner(db, parsed.partnerId));
+  // An unknown and a disabled partner read the same: the token is not valid.
+  if (!partner || partner.disabledAt) throw new BankTokenRefused('The bank token is not valid.');
+  try {
+    const grant = await callPartner(services, partner.partnerId, async () => (await connectorFor(partner, services)).authenticate(parsed.partnerToken));
+    return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant };
+  } catch (err) {
+    if (err instanceof BankTokenRejected) throw new BankTokenRefused(err.message);
+    throw err;
+  }
+}
+
+export interface VerificationRequest {
+  mortgageId: string;
+  accountNumber: string;
+}
+
+function attemptsExceeded(retryAfterSeconds: number): ApiProblem {
+  return new ApiProblem(
+    429,
+    'verification_attempts_exceeded',
+    'Too many failed verifications',
+    `This application has had ${MAX_FAILED_ATTEMPTS} failed bank verifications in the last hour; retry after ${retryAfterSeconds} seconds.`,
+    {},
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+}
+
+/** Checks the account of the token against the application and records the outcome (history kept). */
+export async function verifyBankDetails(services: BankServices, principal: BankTokenPrincipal, request: VerificationRequest): Promise<BankVerificationRecord> {
+  const { store, clock } = services;
+  const { partner } = principal;
+  const windowStart = () => new Date(clock.now().getTime() - FAILED_ATTEMPT_WINDOW_MS).toISOString();
+
+  const application = await store.read(async (db) => {
+    const owner = await applicationOwner(db, request.mortgageId);
+    if (!owner || !(await partnerServesAccount(db, partner, owner))) return undefined;
+    const found = await findApplication(db, owner, request.mortgageId);
+    if (!found) return undefined;
+    return { record: found, failures: await failedVerificationTimes(db, request.mortgageId, windowStart()) };
+  });
+  if (!application) throw problems.notFound(`No mortgage application ${request.mortgageId} that this bank partner serves.`);
+  const { record } = application;
+  if (record.status === 'withdrawn') {
+    throw problems.conflict('application_withdrawn', `Mortgage application ${record.mortgageId} was withdrawn; there is nothing to verify.`, { currentStatus: record.status });
+  }
+  const before = attemptDecision(application.failures, clock.now());
+  if (!before.allowed) throw attemptsExceeded(before.retryAfterSeconds);
+
+  // The partner is asked outside any transaction: a slow partner must not hold the store.
+  let account;
+  try {
+    account = await callPartner(services, partner.partnerId, async () =>
+      (await connectorFor(partner, services)).fetchAccount(principal.grant, principal.partnerToken),
+    );
+  } catch (err) {
+    if (err instanceof BankTokenRejected) throw problems.unauthorized(err.message);
+    throw err;
+  }
+
+  const keys = await bankKeys(services.config);
+  const numberMatches = accountNumbersMatch(keys.accountNumberHash, request.accountNumber, account.accountNumber);
+  const nameMatch = scoreNameMatch(record.applicantName, account.holderName);
+  const outcome = verdict(numberMatches, nameMatch);
+
+  return store.transaction(async (tx) => {
+    // Re-checked where the row is written: concurrent attempts cannot slip past the limit together.
+    const now = clock.now();
+    const after = attemptDecision(await failedVerificationTimes(tx, record.mortgageId, windowStart()), now);
+    if (!after.allowed) throw attemptsExceeded(after.retryAfterSeconds);
+    const verification: BankVerificationRecord = {
+      verificationId: newId('bvf', now.getTime()),
+      accountId: record.accountId,
+      mortgageId: record.mortgageId,
+      partnerId: partner.partnerId,
+      verified: outcome.verified,
+      accountMask: accountMask(request.accountNumber),
+      accountNumberHash: accountNumberDigest(keys.accountNumberHash, request.accountNumber).toString('hex'),
+      nameScore: nameMatch.score,
+      nameOutcome: nameMatch.outcome,
+      failedChecks: outcome.failedChecks,
+      checkedAt: now.toISOString(),
+    };
+    await insertBankVerification(tx, verification);
+    services.log.info(
+      {
+        verificationId: verification.verificationId,
+        mortgageId: verification.mortgageId,
+        partnerId: partner.partnerId,
+        verified: verification.verified,
+        failedChecks: verification.failedChecks,
+        nameScore: verification.nameScore,
+      },
+      'bank verification recorded',
+    );
+    return verification;
+  });
+}
