@@ -1,0 +1,74 @@
+/** /v1/applications: create, read, list, edit, submit for a decision, review, withdraw. */
+import { decodeCursor, encodeCursor } from '../http/pagination.ts';
+import {
+  createApplication,
+  getApplication,
+  listApplications,
+  reviewApplication,
+  submitApplication,
+  toApplication,
+  updateApplication,
+  withdrawApplication,
+} from '../services/applications.ts';
+import type { OperationHandlers } from './types.ts';
+
+const MORTGAGE_ID = /^mtg-[0-9a-z]{26}$/;
+
+export const applicationOperations = {
+  createApplication: async ({ body }, ctx) => {
+    const record = await createApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, body);
+    ctx.log.info({ mortgageId: record.mortgageId }, 'application created');
+    return { status: 201, body: toApplication(record) };
+  },
+
+  listApplications: async ({ query }, ctx) => {
+    const page = await listApplications(
+      ctx.services.store,
+      ctx.principal.accountId,
+      { status: query.status },
+      { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, MORTGAGE_ID) },
+    );
+    return { status: 200, body: { data: page.items.map(toApplication), nextCursor: encodeCursor(page.lastId) } };
+  },
+
+  getApplication: async ({ path }, ctx) => {
+    const record = await getApplication(ctx.services.store, ctx.principal.accountId, path.mortgageId);
+    return { status: 200, body: toApplication(record) };
+  },
+
+  updateApplication: async ({ path, body }, ctx) => {
+    const record = await updateApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, body);
+    return { status: 200, body: toApplication(record) };
+  },
+
+  submitApplication: async ({ path }, ctx) => {
+    const record = await submitApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId);
+    ctx.log.info({ mortgageId: record.mortgageId, outcome: record.decision?.outcome }, 'application decided');
+    return { status: 200, body: toApplication(record) };
+  },
+
+  approveApplication: async ({ path, body }, ctx) => {
+    const record = await reviewApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, {
+      action: 'approve',
+      reviewerKeyId: ctx.principal.keyId,
+      note: body?.note,
+    });
+    ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'referred application approved');
+    return { status: 200, body: toApplication(record) };
+  },
+
+  declineApplication: async ({ path, body }, ctx) => {
+    const record = await reviewApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, {
+      action: 'decline',
+      reviewerKeyId: ctx.principal.keyId,
+      note: body?.note,
+    });
+    ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'referred application declined');
+    return { status: 200, body: toApplication(record) };
+  },
+
+  withdrawApplication: async ({ path }, ctx) => {
+    const record = await withdrawApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId);
+    return { status: 200, body: toApplication(record) };
+  },
+} satisfies OperationHandlers;

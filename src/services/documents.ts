@@ -1,0 +1,154 @@
+/**
+ * Document use cases: upload (sniff the bytes, keep the file under its id, record size and
+ * SHA-256, publish `document.uploaded`), list, and download.
+ */
+import type { ReadStream } from 'node:fs';
+import type { components } from '../../generated/api.d.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
+import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts';
+import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
+import { publish } from '../events/outbox.ts';
+import type { UploadedFile } from '../http/bodyParsers.ts';
+import { problems } from '../http/problem.ts';
+import { newId } from '../ids.ts';
+import { findApplication } from '../store/applications.ts';
+import { openDocumentFile, readHead, removeDocumentFile, storeDocumentFile } from '../store/documentFiles.ts';
+import { findDocument, insertDocument, listDocuments as listDocumentRecords, type DocumentRecord } from '../store/documents.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
+import type { SqlExecutor, Store } from '../store/store.ts';
+
+export type DocumentView = components['schemas']['Document'];
+
+/** The download URL of a document: its `url`, and the `url` of its event. */
+export function documentUrl(publicBaseUrl: string, mortgageId: string, documentId: string): string {
+  return `${publicBaseUrl}/v1/applications/${mortgageId}/documents/${documentId}/content`;
+}
+
+export function toDocument(record: DocumentRecord, publicBaseUrl: string): DocumentView {
+  return {
+    documentId: record.documentId,
+    mortgageId: record.mortgageId,
+    documentType: record.documentType,
+    contentType: record.contentType,
+    sizeBytes: record.sizeBytes,
+    sha256: record.sha256,
+    fileName: record.fileName,
+    url: documentUrl(publicBaseUrl, record.mortgageId, record.documentId),
+    createdAt: record.createdAt,
+  };
+}
+
+/** What the multipart form carried, checked by hand: the contract checks multipart fields only loosely. */
+export interface UploadForm {
+  fields: Record<string, string[]>;
+  files: Record<string, UploadedFile[]>;
+}
+
+const FILE_NAME_MAX = 255;
+
+/** Exactly one `documentType` of the documented values and exactly one `file` part, nothing else. */
+export function readUploadForm(form: UploadForm | undefined): { documentType: DocumentType; file: UploadedFile } {
+  const issues: { pointer: string; message: string }[] = [];
+  const types = form?.fields.documentType ?? [];
+  const files = form?.files.file ?? [];
+  if (types.length === 0) issues.push({ pointer: '/documentType', message: 'is required' });
+  else if (types.length > 1) issues.push({ pointer: '/documentType', message: 'must be sent once' });
+  else if (!isDocumentType(types[0]!)) {
+    issues.push({ pointer: '/documentType', message: 'must be one of income_proof, identity, bank_statement, property_appraisal, other' });
+  }
+  if (form?.fields.file) issues.push({ pointer: '/file', message: 'must be a file part (with a filename and a Content-Type)' });
+  else if (files.length === 0) issues.push({ pointer: '/file', message: 'is required' });
+  else if (files.length > 1) issues.push({ pointer: '/file', message: 'must be a single file part' });
+  for (const name of Object.keys(form?.fields ?? {})) {
+    if (name !== 'documentType' && name !== 'file') issues.push({ pointer: `/${name}`, message: 'is not a field of this form' });
+  }
+  for (const name of Object.keys(form?.files ?? {})) {
+    if (name !== 'file') issues.push({ pointer: `/${name}`, message: 'is not a field of this form' });
+  }
+  if (issues.length > 0) throw problems.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
+  return { documentType: types[0] as DocumentType, file: files[0]! };
+}
+
+async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: string) {
+  const application = await findApplication(db, accountId, mortgageId);
+  if (!application) throw problems.notFound(`No application ${mortgageId} in this account.`);
+  if (!acceptsDocuments(application.status)) {
+    throw problems.conflict('application_closed', `An application in status ${application.status} takes no more documents.`, {
+      currentStatus: application.status,
+    });
+  }
+  return application;
+}
+
+/**
+ * Keeps an uploaded file as a document of the application. The file is moved into place first
+ * and removed again if the metadata cannot be committed, so a document row never lacks its bytes.
+ */
+export async function uploadDocument(
+  services: { store: Store; clock: Clock; config: Config },
+  accountId: string,
+  mortgageId: string,
+  upload: { documentType: DocumentType; file: UploadedFile },
+): Promise<DocumentRecord> {
+  const { store, clock, config } = services;
+  await store.read((db) => liveApplication(db, accountId, mortgageId));
+  const contentType = sniffContentType(await readHead(upload.file.tempPath, SNIFF_BYTES));
+  if (contentType === null) {
+    throw problems.unsupportedMediaType('The file is not a PDF, PNG or JPEG (judged by its leading bytes, not its name or declared type).');
+  }
+  const now = clock.now();
+  const record: DocumentRecord = {
+    documentId: newId('doc', now.getTime()),
+    accountId,
+    mortgageId,
+    documentType: upload.documentType,
+    contentType,
+    sizeBytes: upload.file.size,
+    sha256: upload.file.sha256,
+    fileName: upload.file.originalFilename === null ? null : upload.file.originalFilename.slice(0, FILE_NAME_MAX),
+    createdAt: now.toISOString(),
+  };
+  await storeDocumentFile(config.dataDir, record.documentId, upload.file.tempPath);
+  try {
+    await store.transaction(async (tx) => {
+      await liveApplication(tx, accountId, mortgageId);
+      await insertDocument(tx, record);
+      await publish(tx, {
+        accountId,
+        occurredAt: now,
+        payload: {
+          event: 'document.uploaded',
+          mortgageId,
+          documentType: record.documentType,
+          url: documentUrl(config.publicBaseUrl, mortgageId, record.documentId),
+        },
+      });
+    });
+  } catch (err) {
+    await removeDocumentFile(config.dataDir, record.documentId);
+    throw err;
+  }
+  return record;
+}
+
+export async function listDocuments(store: Store, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
+  return store.read(async (db) => {
+    if (!(await findApplication(db, accountId, mortgageId))) throw problems.notFound(`No application ${mortgageId} in this account.`);
+    return listDocumentRecords(db, accountId, mortgageId, page);
+  });
+}
+
+export async function openDocument(
+  store: Store,
+  config: Config,
+  accountId: string,
+  mortgageId: string,
+  documentId: string,
+): Promise<{ record: DocumentRecord; stream: ReadStream; size: number }> {
+  const record = await store.read((db) => findDocument(db, accountId, mortgageId, documentId));
+  if (!record) throw problems.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
+  const { stream, size } = await openDocumentFile(config.dataDir, documentId);
+  return { record, stream, size };
+}

@@ -1,0 +1,69 @@
+/** Document metadata; the bytes live in files (documentFiles.ts), named by document id. */
+import type { DocumentType, SniffedContentType } from '../domain/documents/types.ts';
+import { toPage, type Page, type PageRequest } from './pagination.ts';
+import type { SqlExecutor } from './store.ts';
+
+export interface DocumentRecord {
+  documentId: string;
+  accountId: string;
+  mortgageId: string;
+  documentType: DocumentType;
+  contentType: SniffedContentType;
+  sizeBytes: number;
+  sha256: string;
+  fileName: string | null;
+  createdAt: string;
+}
+
+interface DocumentRow {
+  id: string;
+  account_id: string;
+  mortgage_id: string;
+  document_type: DocumentType;
+  content_type: SniffedContentType;
+  size_bytes: number;
+  sha256: string;
+  file_name: string | null;
+  created_at: string;
+}
+
+const COLUMNS = 'id, account_id, mortgage_id, document_type, content_type, size_bytes, sha256, file_name, created_at';
+
+const toRecord = (row: DocumentRow): DocumentRecord => ({
+  documentId: row.id,
+  accountId: row.account_id,
+  mortgageId: row.mortgage_id,
+  documentType: row.document_type,
+  contentType: row.content_type,
+  sizeBytes: row.size_bytes,
+  sha256: row.sha256,
+  fileName: row.file_name,
+  createdAt: row.created_at,
+});
+
+export async function insertDocument(tx: SqlExecutor, d: DocumentRecord): Promise<void> {
+  await tx.run(
+    `INSERT INTO documents (id, account_id, mortgage_id, document_type, content_type, size_bytes, sha256, file_name, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [d.documentId, d.accountId, d.mortgageId, d.documentType, d.contentType, d.sizeBytes, d.sha256, d.fileName, d.createdAt],
+  );
+}
+
+/** A document of this application of this account, or undefined. */
+export async function findDocument(db: SqlExecutor, accountId: string, mortgageId: string, documentId: string): Promise<DocumentRecord | undefined> {
+  const row = await db.get<DocumentRow>(`SELECT ${COLUMNS} FROM documents WHERE account_id = ? AND mortgage_id = ? AND id = ?`, [
+    accountId,
+    mortgageId,
+    documentId,
+  ]);
+  return row && toRecord(row);
+}
+
+export async function listDocuments(db: SqlExecutor, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
+  const after = page.afterId ?? null;
+  const rows = await db.all<DocumentRow>(
+    `SELECT ${COLUMNS} FROM documents WHERE account_id = ? AND mortgage_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    [accountId, mortgageId, after, after, page.limit + 1],
+  );
+  return toPage(rows.map(toRecord), page.limit, (d) => d.documentId);
+}

@@ -1,0 +1,69 @@
+/** Each account's underwriting rules: percentages as decimal text, money as integer cents. */
+import { Decimal } from 'decimal.js';
+import type { UnderwritingRules } from '../domain/underwriting/rules.ts';
+import { fromCents, toCents } from '../domain/applications/money.ts';
+import type { SqlExecutor } from './store.ts';
+
+export interface StoredUnderwritingRules {
+  rules: UnderwritingRules;
+  updatedAt: string;
+}
+
+interface RulesRow {
+  max_dti_percent: string;
+  refer_max_dti_percent: string;
+  max_ltv_percent: string;
+  refer_max_ltv_percent: string;
+  min_credit_score: number;
+  refer_min_credit_score: number;
+  max_amount_cents: number;
+  refer_max_amount_cents: number;
+  updated_at: string;
+}
+
+const percentText = (value: number): string => new Decimal(value).toString();
+
+/** The account's rules, or undefined while it uses the defaults. */
+export async function findUnderwritingRules(db: SqlExecutor, accountId: string): Promise<StoredUnderwritingRules | undefined> {
+  const row = await db.get<RulesRow>(
+    `SELECT max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent, min_credit_score,
+       refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at
+     FROM underwriting_rules WHERE account_id = ?`,
+    [accountId],
+  );
+  if (!row) return undefined;
+  return {
+    rules: {
+      debtToIncome: { approveAtMost: Number(row.max_dti_percent), referAtMost: Number(row.refer_max_dti_percent) },
+      loanToValue: { approveAtMost: Number(row.max_ltv_percent), referAtMost: Number(row.refer_max_ltv_percent) },
+      creditScore: { approveAtLeast: row.min_credit_score, referAtLeast: row.refer_min_credit_score },
+      loanAmount: { approveAtMost: fromCents(row.max_amount_cents), referAtMost: fromCents(row.refer_max_amount_cents) },
+    },
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function saveUnderwritingRules(tx: SqlExecutor, accountId: string, rules: UnderwritingRules, updatedAt: string): Promise<void> {
+  const values = [
+    percentText(rules.debtToIncome.approveAtMost),
+    percentText(rules.debtToIncome.referAtMost),
+    percentText(rules.loanToValue.approveAtMost),
+    percentText(rules.loanToValue.referAtMost),
+    rules.creditScore.approveAtLeast,
+    rules.creditScore.referAtLeast,
+    toCents(rules.loanAmount.approveAtMost),
+    toCents(rules.loanAmount.referAtMost),
+    updatedAt,
+  ];
+  await tx.run(
+    `INSERT INTO underwriting_rules (account_id, max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent,
+       min_credit_score, refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (account_id) DO UPDATE SET max_dti_percent = excluded.max_dti_percent,
+       refer_max_dti_percent = excluded.refer_max_dti_percent, max_ltv_percent = excluded.max_ltv_percent,
+       refer_max_ltv_percent = excluded.refer_max_ltv_percent, min_credit_score = excluded.min_credit_score,
+       refer_min_credit_score = excluded.refer_min_credit_score, max_amount_cents = excluded.max_amount_cents,
+       refer_max_amount_cents = excluded.refer_max_amount_cents, updated_at = excluded.updated_at`,
+    [accountId, ...values],
+  );
+}
