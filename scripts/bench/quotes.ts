@@ -1,0 +1,192 @@
+/**
+ * POST /v1/quotes throughput and p99 latency, with autocannon (50 connections), against three
+ * servers in one run, each in its own child process so none shares an event loop with the load
+ * generator:
+ *   real  the service (`node src/main.ts`): auth, validation, pricing, durable write (journal + fsync)
+ *   bare  a node:http server answering a fixed quote JSON: the ceiling of Node's HTTP on this machine
+ *   mock  the Prism contract mock serving generated/openapi.json: what partners test against
+ * and prints req/s and p99 for each and the ratios real/bare and real/mock.
+ * Goal (issue 3): real ≥ 50 % of bare and ≥ 10× the mock.
+ *
+ * Run: node scripts/bench/quotes.ts   (QUOTES_BENCH_SECONDS=10 by default)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { createAccountWithCli, freePort, PROJECT_ROOT, startService } from '../lib/spawnService.ts';
+
+const CONNECTIONS = 50;
+const SECONDS = Math.min(60, Math.max(1, Number(process.env.QUOTES_BENCH_SECONDS ?? 10)));
+const WARMUP_SECONDS = 2;
+const REQUEST_BODY = JSON.stringify({ amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 });
+
+export interface TargetFigures {
+  name: string;
+  requestsPerSec: number;
+  p99Ms: number;
+  /** Responses that were not the expected 201, and socket errors or timeouts. */
+  non2xx: number;
+  errors: number;
+}
+
+/** The bare baseline: answers every request with the same quote JSON, whatever it was sent. */
+const BARE_SERVER = `
+import http from 'node:http';
+const body = Buffer.from(process.env.BARE_BODY);
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(201, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 5000;
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', port: server.address().port })));
+`;
+
+async function load(name: string, url: string, headers: Record<string, string>, seconds: number): Promise<TargetFigures> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: REQUEST_BODY,
+    connections: CONNECTIONS,
+    duration: seconds,
+    timeout: 10,
+  });
+  return {
+    name,
+    requestsPerSec: result.requests.average,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** Warm up (JIT, connection pools) for a moment, then measure. */
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<TargetFigures> {
+  await load(name, url, headers, WARMUP_SECONDS);
+  return load(name, url, headers, SECONDS);
+}
+
+/** Spawns a child and resolves with its port once it prints `{"msg":"listening","port":…}`. */
+async function spawnListening(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let pending = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} did not start within 20 s`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before listening`)));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      const match = /"port":(\d+)/.exec(pending);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+  });
+  child.stdout!.resume();
+  return { child, port };
+}
+
+/** Prism logs in its own format; wait until it answers the operation instead. */
+async function startPrism(): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const bin = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'prism');
+  const child = spawn(bin, ['mock', '-p', String(port), '-h', '127.0.0.1', path.join(PROJECT_ROOT, 'generated', 'openapi.json')], {
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`prism exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/quotes`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer mos_live_bench', 'content-type': 'application/json' },
+        body: REQUEST_BODY,
+      });
+      await response.arrayBuffer();
+      if (response.status === 201) return { child, port };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('prism did not answer within 60 s');
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface QuotesBench {
+  real: TargetFigures;
+  bare: TargetFigures;
+  mock: TargetFigures;
+  realOverBare: number;
+  realOverMock: number;
+}
+
+export async function benchQuotes(): Promise<QuotesBench> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-quotes-'));
+  const children: ChildProcess[] = [];
+  try {
+    const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending');
+    const service = await startService({ dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' } });
+    children.push(service.child);
+
+    // The bare server answers with a real quote of the service, so both send the same bytes.
+    const sample = await fetch(`${service.baseUrl}/v1/quotes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: REQUEST_BODY,
+    });
+    const sampleBody = await sample.text();
+    if (sample.status !== 201) throw new Error(`the service answered ${sample.status} to the bench request: ${sampleBody}`);
+
+    const bare = await spawnListening(process.execPath, ['--input-type=module', '-e', BARE_SERVER], { ...process.env, BARE_BODY: sampleBody });
+    children.push(bare.child);
+    const prism = await startPrism();
+    children.push(prism.child);
+
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const real = await measure('real', `${service.baseUrl}/v1/quotes`, auth);
+    const bareFigures = await measure('bare', `http://127.0.0.1:${bare.port}/v1/quotes`, auth);
+    const mock = await measure('mock', `http://127.0.0.1:${prism.port}/v1/quotes`, auth);
+    return {
+      real,
+      bare: bareFigures,
+      mock,
+      realOverBare: real.requestsPerSec / bareFigures.requestsPerSec,
+      realOverMock: real.requestsPerSec / mock.requestsPerSec,
+    };
+  } finally {
+    await Promise.all(children.map(stopChild));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<void> {
+  console.log(`quotes: POST /v1/quotes, ${CONNECTIONS} connections, ${SECONDS} s each (after ${WARMUP_SECONDS} s warm-up), ${os.cpus().length} CPUs`);
+  const bench = await benchQuotes();
+  for (const t of [bench.real, bench.bare, bench.mock]) {
+    const problems = t.non2xx || t.errors ? `  (${t.non2xx} non-2xx, ${t.errors} errors/timeouts)` : '';
+    console.log(`  ${t.name.padEnd(5)} ${t.requestsPerSec.toFixed(0).padStart(7)} req/s  p99 ${String(t.p99Ms).padStart(5)} ms${problems}`);
+  }
+  const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
+  console.log(`  real/bare ${pct(bench.realOverBare)} (goal ≥ 50 %)  real/mock ${bench.realOverMock.toFixed(1)}x (goal ≥ 10x)`);
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) await run();

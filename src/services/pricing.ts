@@ -1,0 +1,179 @@
+/**
+ * Pricing use cases: price a loan from the account's rate sheet (quotes, and underwriting's
+ * debt-to-income check inside its own transaction), read and replace the rate sheet, and make and
+ * read quotes. Turns the domain's refusals into the API's problems.
+ */
+import type { components } from '../../generated/api.d.ts';
+import type { Clock } from '../clock.ts';
+import { amortizationSchedule } from '../domain/pricing/amortization.ts';
+import { Dec } from '../domain/pricing/decimal.ts';
+import { priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
+import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../domain/pricing/rateSheet.ts';
+import { ApiProblem, problems } from '../http/problem.ts';
+import { newId } from '../ids.ts';
+import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
+import { findQuote, insertQuote } from '../store/quotes.ts';
+import type { SqlExecutor, Store } from '../store/store.ts';
+
+export type Quote = components['schemas']['Quote'];
+export type PricingSettings = components['schemas']['PricingSettings'];
+export type AmortizationSchedule = components['schemas']['AmortizationSchedule'];
+
+/** A priced loan in the API's units: everything a quote states except its id and times. */
+export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt'> & { quoteValidityDays: number };
+
+const DAY_MS = 86_400_000;
+
+function refusalProblem(refusal: PricingRefusal): ApiProblem {
+  switch (refusal.kind) {
+    case 'form':
+      return problems.validation(`${refusal.pointer} ${refusal.message}`, [{ pointer: refusal.pointer, message: refusal.message }]);
+    case 'amount_out_of_bounds':
+      return problems.unprocessable(
+        'amount_out_of_bounds',
+        `amount must be from ${formatMoney(refusal.min)} to ${formatMoney(refusal.max)}; got ${formatMoney(refusal.amount)}.`,
+        { errors: [{ pointer: '/amount', message: `must be from ${refusal.min.toFixed(2)} to ${refusal.max.toFixed(2)}` }] },
+      );
+    case 'term_not_priced':
+      return problems.unprocessable(
+        'term_not_priced',
+        `A term of ${refusal.term} years is not priced by this account's rate sheet; priced terms: ${refusal.pricedTerms}.`,
+        { errors: [{ pointer: '/term', message: `is not priced (years); priced terms: ${refusal.pricedTerms}` }] },
+      );
+    case 'ltv_above_maximum':
+      return problems.unprocessable(
+        'ltv_above_maximum',
+        `The loan-to-value ratio ${refusal.ltv.toString()} % is above this account's maximum of ${refusal.maxLtv.toString()} %.`,
+        { errors: [{ pointer: '/propertyValue', message: `gives an LTV of ${refusal.ltv.toString()} %, above the maximum ${refusal.maxLtv.toString()} %` }] },
+      );
+  }
+}
+
+function formatMoney(value: InstanceType<typeof Dec>): string {
+  const [whole = '0', cents = '00'] = value.toFixed(2).split('.');
+  return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}
+
+function toLoanPricing(loan: PricedLoan, currency: string): LoanPricing {
+  return {
+    amount: loan.amount.toNumber(),
+    term: loan.term,
+    currency,
+    propertyValue: loan.propertyValue ? loan.propertyValue.toNumber() : null,
+    creditScore: loan.creditScore,
+    interestRate: loan.interestRate.toNumber(),
+    apr: loan.apr.toNumber(),
+    monthlyPayment: loan.monthlyPayment.toNumber(),
+    numberOfPayments: loan.numberOfPayments,
+    finalPayment: loan.finalPayment.toNumber(),
+    totalInterest: loan.totalInterest.toNumber(),
+    totalOfPayments: loan.totalOfPayments.toNumber(),
+    fees: loan.fees.map((fee) => ({ name: fee.name, amount: fee.amount.toNumber(), prepaidFinanceCharge: fee.prepaidFinanceCharge })),
+    amountFinanced: loan.amountFinanced.toNumber(),
+    financeCharge: loan.financeCharge.toNumber(),
+    ltv: loan.ltv ? loan.ltv.toNumber() : null,
+    lockPeriodDays: loan.lockPeriodDays,
+    quoteValidityDays: loan.quoteValidityDays,
+  };
+}
+
+/** The sheet a stored row holds, or the default. Stored sheets were validated when they were saved. */
+function sheetOf(sheetJson: string | null): RateSheet {
+  return sheetJson === null ? DEFAULT_RATE_SHEET : (JSON.parse(sheetJson) as RateSheet);
+}
+
+/**
+ * Prices a loan with the account's rate sheet (or the default). Only reads, through `db`, so it can
+ * run inside a caller's transaction. Throws 400 (amount with more than two decimals…) or 422
+ * problems (`amount_out_of_bounds`, `term_not_priced`, `ltv_above_maximum`); 404 for an unknown account.
+ */
+export async function priceLoan(
+  db: SqlExecutor,
+  accountId: string,
+  request: { amount: number; term: number; propertyValue?: number | null; creditScore?: number | null },
+): Promise<LoanPricing> {
+  const context = await findPricingContext(db, accountId);
+  if (!context) throw problems.notFound(`No account ${accountId}.`);
+  const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request satisfies LoanRequest);
+  if (!outcome.ok) throw refusalProblem(outcome.refusal);
+  return toLoanPricing(outcome.loan, context.currency);
+}
+
+/**
+ * Prices and stores a quote in one transaction: the sheet read and the insert share one turn of the
+ * store's queue (pricing is CPU only, no I/O, so nothing waits on the network while it is held).
+ */
+export async function createQuote(store: Store, clock: Clock, accountId: string, request: LoanRequest): Promise<Quote> {
+  return store.transaction(async (tx) => {
+    const { quoteValidityDays, ...figures } = await priceLoan(tx, accountId, request);
+    const now = clock.now();
+    const quote: Quote = {
+      quoteId: newId('qte', now.getTime()),
+      ...figures,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + quoteValidityDays * DAY_MS).toISOString(),
+    };
+    await insertQuote(tx, accountId, quote);
+    return quote;
+  });
+}
+
+/** A quote of this account, as it was made; another account's quote is 404. */
+export async function getQuote(store: Store, accountId: string, quoteId: string): Promise<Quote> {
+  const quote = await store.read((db) => findQuote(db, accountId, quoteId));
+  if (!quote) throw problems.notFound(`No quote ${quoteId} in this account.`);
+  return quote;
+}
+
+/**
+ * The quote's schedule. Rebuilt from the quote's own stored amount, rate and term (never from the
+ * current sheet), with the same arithmetic that produced its figures, so it always agrees with them.
+ */
+export async function getQuoteSchedule(store: Store, accountId: string, quoteId: string): Promise<AmortizationSchedule> {
+  const quote = await getQuote(store, accountId, quoteId);
+  const rows = amortizationSchedule(new Dec(quote.amount), new Dec(quote.interestRate), quote.term);
+  return {
+    quoteId: quote.quoteId,
+    currency: quote.currency,
+    payments: rows.map((row) => ({
+      number: row.number,
+      payment: row.payment.toNumber(),
+      principal: row.principal.toNumber(),
+      interest: row.interest.toNumber(),
+      balance: row.balance.toNumber(),
+    })),
+  };
+}
+
+export async function getPricingSettings(store: Store, accountId: string): Promise<PricingSettings> {
+  const stored = await store.read((db) => findRateSheet(db, accountId));
+  if (!stored) return { rateSheet: structuredClone(DEFAULT_RATE_SHEET), isDefault: true, updatedAt: null };
+  return { rateSheet: JSON.parse(stored.sheetJson) as RateSheet, isDefault: false, updatedAt: stored.updatedAt };
+}
+
+/** Replaces the account's sheet, whole or not at all: 400 for form problems, 422 for broken rules, each with pointers. */
+export async function setRateSheet(store: Store, clock: Clock, accountId: string, sheet: RateSheet): Promise<PricingSettings> {
+  const form = rateSheetFormIssues(sheet);
+  if (form.length > 0) {
+    throw problems.validation(`The rate sheet is not valid: ${form[0]!.pointer} ${form[0]!.message}` + more(form.length), form);
+  }
+  const rules = rateSheetRuleIssues(sheet);
+  if (rules.length > 0) {
+    throw problems.unprocessable(
+      'invalid_rate_sheet',
+      `The rate sheet breaks its rules: ${rules[0]!.pointer} ${rules[0]!.message}` + more(rules.length) + '. Nothing was changed.',
+      { errors: rules },
+    );
+  }
+  const updatedAt = clock.now().toISOString();
+  const normalized: RateSheet = {
+    ...sheet,
+    baseRates: [...sheet.baseRates].sort((a, b) => a.minTermYears - b.minTermYears),
+  };
+  await store.transaction((tx) => saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt));
+  return { rateSheet: normalized, isDefault: false, updatedAt };
+}
+
+function more(count: number): string {
+  return count > 1 ? ` (and ${count - 1} more)` : '';
+}
