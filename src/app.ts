@@ -2,6 +2,7 @@
  * The Koa application: middleware order and the contract wiring, nothing else.
  */
 import Koa from 'koa';
+import type { OpenAPIBackend } from 'openapi-backend';
 import { bodyParsers } from './http/bodyParsers.ts';
 import { createContract, type ContractOptions } from './http/contract.ts';
 import { errorHandler } from './http/errorHandler.ts';
@@ -17,7 +18,14 @@ export interface AppOptions {
   contract?: Omit<ContractOptions, 'services' | 'handlers'>;
 }
 
-export async function buildApp(services: AppServices, options: AppOptions = {}): Promise<Koa> {
+export interface BuiltApp {
+  /** The Koa application; serve it with `http.createServer(app.callback())`. */
+  app: Koa;
+  /** The openapi-backend instance that routes /v1 (tests check that it routes every operation of the spec). */
+  api: OpenAPIBackend;
+}
+
+export async function buildApp(services: AppServices, options: AppOptions = {}): Promise<BuiltApp> {
   const app = new Koa({ proxy: false });
   const contract = await createContract({
     services,
@@ -37,5 +45,5 @@ export async function buildApp(services: AppServices, options: AppOptions = {}):
   });
   // Koa logs unhandled errors itself; the errorHandler above has already answered and logged them.
   app.silent = true;
-  return app;
+  return { app, api: contract.api };
 }

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   });
   const services: AppServices = { config, store, clock: systemClock, log };
 
-  const app = await buildApp(services);
+  const { app } = await buildApp(services);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.listen(config.port, config.host);
@@ -57,7 +57,11 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
     server.closeIdleConnections();
+    // A keep-alive connection whose request finishes after this goes idle, and would hold close()
+    // for keepAliveTimeout: close those as they go idle.
+    const reaper = setInterval(() => server.closeIdleConnections(), 50);
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearInterval(reaper);
     await adminSocket.close();
     await Promise.all(background.map((task) => task.stop()));
     await store.close();

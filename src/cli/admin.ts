@@ -41,8 +41,15 @@ async function main(): Promise<number> {
   const config = loadConfig();
   if (!adminCommands[command]) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
 
-  if (lockHolderPid(config.dataDir) !== null) {
-    const response = await sendAdminRequest(config.dataDir, { command, flags });
+  const holder = lockHolderPid(config.dataDir);
+  if (holder !== null) {
+    const response = await sendAdminRequest(config.dataDir, { command, flags }).catch((err: NodeJS.ErrnoException) => {
+      // The holder is no server taking commands: another admin command, or a server still starting.
+      if (err.code !== 'ENOENT' && err.code !== 'ECONNREFUSED') throw err;
+      throw new AdminCommandError(
+        `${config.dataDir} is in use by process ${holder}, which takes no admin commands (another admin command, or a server still starting); retry in a moment.`,
+      );
+    });
     if (!response.ok) throw new AdminCommandError(response.error);
     print(response.result, json);
     return 0;

@@ -61,6 +61,11 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   const api = new ContractBackend({
     definition: loadBundledSpec(),
     strict: true,
+    // Lazy validators: by default init() compiles a validator for every request, response and
+    // response header of the spec (seconds with the full spec, at every start and in every API
+    // test file). The service never validates responses, and a request validator is compiled on
+    // an operation's first request (tens of milliseconds, once).
+    quick: true,
     coerceTypes: true,
     ajvOpts: { strict: false, allErrors: true, verbose: true, useDefaults: true },
     customizeAjv: (_ajv, ajvOpts) => {
@@ -129,6 +134,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   });
 
   await api.init();
+  // The router rebuilds its operation list from the document on every match (twice per request);
+  // the document never changes after init, so build it once.
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
   const missing = [...declared].filter((id) => id && !(id in handlers));
   if (missing.length > 0) throw new Error(`The contract declares operations with no handler: ${missing.join(', ')}`);

@@ -7,13 +7,84 @@
  * receives the ids already made for the parameters before it in the same path (for example
  * `mortgageId` before `documentId`).
  */
+import { runAdminCommand } from '../../src/cli/commands.ts';
 import type { TestAccount, TestApp } from './testApp.ts';
 
 export type ResourceFactory = (app: TestApp, owner: TestAccount, earlier: Record<string, string>) => Promise<string>;
 
 export const resourceFactories: Record<string, ResourceFactory> = {
+  async mortgageId(_app, owner) {
+    const { data } = await owner.client.POST('/v1/applications', {
+      body: {
+        applicant: { name: 'Matrix Applicant', amount: 350000, email: 'matrix@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 },
+        term: 30,
+        propertyValue: 450000,
+      },
+    });
+    return data!.mortgageId;
+  },
+  async documentId(app, owner, earlier) {
+    // A real upload through the API: a minimal PDF (its first bytes say so) to the application made just before.
+    const form = new FormData();
+    form.set('documentType', 'income_proof');
+    form.set('file', new Blob([new TextEncoder().encode('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'matrix.pdf');
+    const response = await app.fetch(`/v1/applications/${earlier.mortgageId!}/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${owner.apiKey}` },
+      body: form,
+    });
+    return ((await response.json()) as { documentId: string }).documentId;
+  },
   async keyId(_app, owner) {
     const { data } = await owner.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Matrix key' } });
     return data!.keyId;
+  },
+  async quoteId(_app, owner) {
+    const { data } = await owner.client.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    return data!.quoteId;
+  },
+  async webhookId(_app, owner) {
+    const { data } = await owner.client.POST('/v1/webhooks', {
+      body: { url: 'https://hooks.harborlending.example/mortgage-events', events: ['application.approved', 'document.uploaded'], description: 'Matrix endpoint' },
+    });
+    return data!.webhookId;
+  },
+  async eventId(_app, owner, earlier) {
+    // A test event queued for the endpoint made just before: a delivery the retry operation can find.
+    const { data } = await owner.client.POST('/v1/webhooks/{webhookId}/test', {
+      params: { path: { webhookId: earlier.webhookId! } },
+      body: { event: 'application.approved' },
+    });
+    return data!.eventId;
+  },
+  async formatName(_app, owner) {
+    // Names are unique per account: a fresh one each time a harness asks.
+    const name = `matrix-${Math.random().toString(36).slice(2, 10)}`;
+    const { data } = await owner.client.POST('/v1/export-formats', { body: { name, base: 'csv', csv: { delimiter: ';' } } });
+    return data!.name;
+  },
+};
+
+/**
+ * How the harnesses get a valid credential of each security scheme for `owner` (bad input sends
+ * valid credentials; the auth matrix sends one scheme's credential where another is required).
+ * A feature that adds a scheme (the bank token) adds its factory here; the harnesses fail,
+ * naming the scheme, when one is missing.
+ */
+export type CredentialFactory = (app: TestApp, owner: TestAccount) => Promise<string>;
+
+export const credentialFactories: Record<string, CredentialFactory> = {
+  async apiKey(_app, owner) {
+    return owner.apiKey;
+  },
+  async bankToken(app) {
+    // A sandbox partner registered by the operator, and a token it minted for an account at it.
+    const partner = await runAdminCommand(app.services, 'bank-partner create', { name: 'Matrix Sandbox Bank', connector: 'sandbox' });
+    const minted = await runAdminCommand(app.services, 'bank-partner sandbox-token', {
+      partner: partner.partnerId as string,
+      holder: 'Matrix Applicant',
+      'account-number': '000123456789',
+    });
+    return minted.token as string;
   },
 };

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { OpenAPIBackend } from 'openapi-backend';
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/api.d.ts';
 import { buildApp, type AppOptions } from '../../src/app.ts';
@@ -35,6 +36,8 @@ export interface TestApp {
   baseUrl: string;
   dataDir: string;
   services: AppServices & { store: SqlJsStore };
+  /** The openapi-backend instance that routes /v1 in this app. */
+  api: OpenAPIBackend;
   /** A client with no credentials. */
   anonymous: ApiClient;
   clientFor(bearer: string): ApiClient;
@@ -50,6 +53,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: Clock;
   app?: AppOptions;
+  /** Where the app's pino log lines go (default stdout), e.g. to scan them; set LOG_LEVEL in `env` too. */
+  logDestination?: { write(line: string): void };
 }
 
 export function apiClient(baseUrl: string, bearer?: string): ApiClient {
@@ -65,8 +70,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
   const store = await openSqlJsStore({ dataDir });
   const clock = options.clock ?? systemClock;
-  const services = { config, store, clock, log: createLogger(config.logLevel) };
-  const app = await buildApp(services, options.app);
+  const services = { config, store, clock, log: createLogger(config.logLevel, options.logDestination) };
+  const { app, api } = await buildApp(services, options.app);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -77,6 +82,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     baseUrl,
     dataDir,
     services,
+    api,
     anonymous: apiClient(baseUrl),
     clientFor,
     async newAccount(name = 'Harbor Lending') {

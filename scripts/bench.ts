@@ -1,0 +1,70 @@
+/**
+ * `npm run bench [-- <name> ...]`: runs the benchmark modules of scripts/bench/ in order, or
+ * only the named ones. A module exports `run(): Promise<void>` that prints plain lines; a module
+ * without `run` but with its own main block is run as a script. A module listed here whose file
+ * does not exist yet is reported and skipped.
+ *
+ * Add a module by adding its name at your feature's marker below.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MODULES = [
+  'account',
+  'storeCommit',
+  // quotes and pricing
+  'quotes',
+  // webhooks
+  'webhooks',
+  // applications, documents and underwriting
+  'submit',
+  // export
+  'export',
+  // bank verification
+];
+
+const benchDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench');
+
+async function runAsScript(file: string): Promise<void> {
+  const child = spawn(process.execPath, [file], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`${path.basename(file)} exited with code ${code}`);
+}
+
+async function main(): Promise<number> {
+  const requested = process.argv.slice(2);
+  const unknown = requested.filter((name) => !MODULES.includes(name));
+  if (unknown.length > 0) {
+    console.error(`unknown benchmark${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}; known: ${MODULES.join(', ')}`);
+    return 2;
+  }
+  const names = requested.length > 0 ? requested : MODULES;
+  const failed: string[] = [];
+  for (const name of names) {
+    const file = path.join(benchDir, `${name}.ts`);
+    if (!existsSync(file)) {
+      console.log(`== ${name}: skipped, scripts/bench/${name}.ts does not exist yet\n`);
+      continue;
+    }
+    console.log(`== ${name}`);
+    const started = performance.now();
+    try {
+      const module = (await import(pathToFileURL(file).href)) as { run?: () => Promise<void> };
+      if (typeof module.run === 'function') await module.run();
+      else await runAsScript(file);
+      console.log(`== ${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    } catch (err) {
+      failed.push(name);
+      console.error(`== ${name}: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    }
+  }
+  if (failed.length > 0) {
+    console.error(`failed: ${failed.join(', ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+process.exit(await main());

@@ -1,0 +1,108 @@
+/**
+ * GET /v1/account under load: the real service (a child process on a fresh data directory, rate
+ * limits off, LOG_LEVEL=warn) beside a bare node:http server (also a child process) answering the
+ * same JSON, each driven by autocannon with 50 connections for 10 s, in one run. The ratio says
+ * what the whole edge (routing, auth look-up, validation, problem handling, logging) costs over
+ * writing the bytes.
+ *
+ * Run: npm run bench -- account   (or node scripts/bench/account.ts)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { createAccountWithCli, startService } from '../lib/spawnService.ts';
+
+const CONNECTIONS = 50;
+const DURATION_S = 10;
+const WARMUP_S = 2;
+
+export interface LoadFigures {
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+const BARE_SERVER = `
+import http from 'node:http';
+const body = Buffer.from(process.env.BENCH_BODY);
+const server = http.createServer((req, res) => {
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
+  res.end(body);
+});
+server.keepAliveTimeout = 5000;
+server.listen(0, '127.0.0.1', () => console.log(String(server.address().port)));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+async function startBareServer(body: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER], {
+    env: { ...process.env, BENCH_BODY: body },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  return { child, url: `http://127.0.0.1:${chunk.toString().trim()}` };
+}
+
+async function load(url: string, headers: Record<string, string>, durationS: number): Promise<LoadFigures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, headers });
+  return {
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function line(label: string, f: LoadFigures): string {
+  return `  ${label.padEnd(26)} ${f.requestsPerSec.toFixed(0).padStart(7)} req/s  p50 ${f.p50Ms.toFixed(1)} ms  p99 ${f.p99Ms.toFixed(1)} ms  (${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors)`;
+}
+
+export async function benchAccount(): Promise<{ service: LoadFigures; bare: LoadFigures }> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-account-'));
+  const dataDir = path.join(root, 'data');
+  const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending', 'bench@lending.test');
+  const service = await startService({ dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' } });
+  let bare: { child: ChildProcess; url: string } | undefined;
+  try {
+    const headers = { Authorization: `Bearer ${apiKey}` };
+    const probe = await fetch(`${service.baseUrl}/v1/account`, { headers });
+    if (probe.status !== 200) throw new Error(`GET /v1/account answered ${probe.status}: ${await probe.text()}`);
+    bare = await startBareServer(await probe.text());
+
+    await load(`${bare.url}/v1/account`, headers, WARMUP_S);
+    const bareFigures = await load(`${bare.url}/v1/account`, headers, DURATION_S);
+    await load(`${service.baseUrl}/v1/account`, headers, WARMUP_S);
+    const serviceFigures = await load(`${service.baseUrl}/v1/account`, headers, DURATION_S);
+    if (serviceFigures.non2xx > 0 || serviceFigures.errors > 0) {
+      throw new Error(`the service failed requests under load: ${serviceFigures.non2xx} non-2xx, ${serviceFigures.errors} errors`);
+    }
+    return { service: serviceFigures, bare: bareFigures };
+  } finally {
+    bare?.child.kill('SIGTERM');
+    await service.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<void> {
+  console.log(`GET /v1/account, ${CONNECTIONS} connections, ${DURATION_S} s each (after ${WARMUP_S} s warm-up), on ${os.cpus().length} cores`);
+  const { service, bare } = await benchAccount();
+  console.log(line('bare node:http, same JSON', bare));
+  console.log(line('the service', service));
+  console.log(
+    `  ratio service/bare: throughput ${(service.requestsPerSec / bare.requestsPerSec).toFixed(2)}x, p99 latency ${(service.p99Ms / Math.max(bare.p99Ms, 0.001)).toFixed(2)}x`,
+  );
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await run();
+}

@@ -1,0 +1,111 @@
+/**
+ * The service's settings (src/config.ts): documented defaults, and clear messages naming the
+ * variable for every bad value, all reported at once.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const CWD = '/srv/mortgage';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env, CWD);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('uses the documented defaults on an empty environment', () => {
+    const config = loadConfig({}, CWD);
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: path.join(CWD, 'data'),
+      logLevel: 'info',
+      rateLimitPerMinute: 1200,
+      jsonBodyLimitBytes: 1024 * 1024,
+      publicBaseUrl: 'http://127.0.0.1:3000',
+    });
+  });
+
+  it('reads every foundation setting, trimming spaces', () => {
+    const config = loadConfig(
+      { PORT: ' 8080 ', HOST: '::1', DATA_DIR: 'var/db', LOG_LEVEL: 'WARN', RATE_LIMIT_PER_MINUTE: '0', JSON_BODY_LIMIT_BYTES: '2048' },
+      CWD,
+    );
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '::1',
+      dataDir: path.join(CWD, 'var/db'),
+      logLevel: 'warn',
+      rateLimitPerMinute: 0,
+      jsonBodyLimitBytes: 2048,
+      publicBaseUrl: 'http://[::1]:8080',
+    });
+  });
+
+  it('keeps an absolute DATA_DIR as it is', () => {
+    expect(loadConfig({ DATA_DIR: '/var/lib/mortgage' }, CWD).dataDir).toBe('/var/lib/mortgage');
+  });
+
+  it('accepts PORT=0 (pick a free port) and 65535', () => {
+    expect(loadConfig({ PORT: '0' }, CWD).port).toBe(0);
+    expect(loadConfig({ PORT: '65535' }, CWD).port).toBe(65535);
+  });
+
+  it.each([
+    ['abc', 'PORT must be a whole number from 0 to 65535, got "abc"'],
+    ['-1', 'PORT must be a whole number from 0 to 65535, got "-1"'],
+    ['80.5', 'PORT must be a whole number from 0 to 65535, got "80.5"'],
+    ['3000abc', 'PORT must be a whole number from 0 to 65535, got "3000abc"'],
+    ['65536', 'PORT must be from 0 to 65535, got 65536'],
+  ])('refuses PORT=%s, naming PORT', (value, message) => {
+    expect(problemsOf({ PORT: value })).toEqual([message]);
+  });
+
+  it('refuses a HOST that cannot be part of a URL, naming HOST', () => {
+    expect(problemsOf({ HOST: 'my host' })).toEqual(['HOST must be a host name or IP address, got "my host"']);
+  });
+
+  it('refuses an unknown LOG_LEVEL and lists the levels', () => {
+    expect(problemsOf({ LOG_LEVEL: 'verbose' })).toEqual(['LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"']);
+  });
+
+  it('refuses a negative or fractional RATE_LIMIT_PER_MINUTE', () => {
+    expect(problemsOf({ RATE_LIMIT_PER_MINUTE: '-5' })[0]).toMatch(/^RATE_LIMIT_PER_MINUTE must be a whole number/);
+    expect(problemsOf({ RATE_LIMIT_PER_MINUTE: '1.5' })[0]).toMatch(/^RATE_LIMIT_PER_MINUTE must be a whole number/);
+  });
+
+  it('refuses a JSON body limit under 1 KiB', () => {
+    expect(problemsOf({ JSON_BODY_LIMIT_BYTES: '100' })).toEqual(['JSON_BODY_LIMIT_BYTES must be from 1024 to 67108864, got 100']);
+  });
+
+  it('derives PUBLIC_BASE_URL from host and port, shows a wildcard host as localhost, and trims a trailing slash', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '4000' }, CWD).publicBaseUrl).toBe('http://localhost:4000');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.lender.example/mortgage/' }, CWD).publicBaseUrl).toBe('https://api.lender.example/mortgage');
+  });
+
+  it('refuses a PUBLIC_BASE_URL that is not an absolute http(s) URL', () => {
+    expect(problemsOf({ PUBLIC_BASE_URL: 'ftp://files.example' })).toEqual(['PUBLIC_BASE_URL must be an absolute http(s) URL, got "ftp://files.example"']);
+    expect(problemsOf({ PUBLIC_BASE_URL: 'api.lender.example' })).toHaveLength(1);
+  });
+
+  it('reports every problem at once, in a message that lists each', () => {
+    let error: ConfigError | undefined;
+    try {
+      loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud', RATE_LIMIT_PER_MINUTE: 'many' }, CWD);
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error!.problems).toHaveLength(3);
+    expect(error!.message).toBe(`Invalid configuration:\n  - ${error!.problems.join('\n  - ')}`);
+    expect(error!.message).toContain('PORT');
+    expect(error!.message).toContain('LOG_LEVEL');
+    expect(error!.message).toContain('RATE_LIMIT_PER_MINUTE');
+  });
+});

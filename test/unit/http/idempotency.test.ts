@@ -1,0 +1,113 @@
+/**
+ * Idempotency-Key handling (src/http/idempotency.ts) on a real store: the in-flight case is
+ * driven here, where the first request can be held open at will; over HTTP it is a race.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../../src/clock.ts';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyKeys, requestFingerprint, type CapturedResponse } from '../../../src/http/idempotency.ts';
+import { ApiProblem, problems } from '../../../src/http/problem.ts';
+import { createAccount } from '../../../src/services/accounts.ts';
+import { openSqlJsStore, type SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+
+let root: string;
+let store: SqlJsStore;
+let now = new Date('2026-11-21T18:00:00.000Z');
+const clock: Clock = { now: () => now };
+let accountA: string;
+let accountB: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'idempotency-test-'));
+  store = await openSqlJsStore({ dataDir: path.join(root, 'data') });
+  accountA = (await createAccount(store, clock, { name: 'A', email: 'a@a.test' })).account.accountId;
+  accountB = (await createAccount(store, clock, { name: 'B', email: 'b@b.test' })).account.accountId;
+});
+afterAll(async () => {
+  await store?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const created = (body: unknown): CapturedResponse => ({ status: 201, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const captureProblem = (problem: ApiProblem): CapturedResponse => ({ status: problem.status, headers: {}, body: JSON.stringify({ code: problem.code }) });
+
+describe('IdempotencyKeys', () => {
+  it('refuses a retry with 409 while the first request with the key is still running, then replays its result', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', { amount: 350000, term: 30 });
+    const gate = deferred<void>();
+    let executions = 0;
+    const first = keys.run(accountA, 'in-flight-1', fingerprint, async () => {
+      executions++;
+      await gate.promise;
+      return created({ quoteId: 'qte-1' });
+    }, captureProblem);
+
+    const retry = keys.run(accountA, 'in-flight-1', fingerprint, async () => created({ quoteId: 'qte-2' }), captureProblem);
+    await expect(retry).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress' });
+
+    gate.resolve();
+    expect(await first).toMatchObject({ status: 201, replayed: false, body: JSON.stringify({ quoteId: 'qte-1' }) });
+    const replay = await keys.run(accountA, 'in-flight-1', fingerprint, async () => created({ quoteId: 'qte-3' }), captureProblem);
+    expect(replay).toMatchObject({ status: 201, replayed: true, body: JSON.stringify({ quoteId: 'qte-1' }) });
+    expect(executions).toBe(1);
+  });
+
+  it("does not hold one account's key against another account", async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', {});
+    const gate = deferred<void>();
+    const first = keys.run(accountA, 'shared-key', fingerprint, async () => (await gate.promise, created({ n: 1 })), captureProblem);
+    const other = await keys.run(accountB, 'shared-key', fingerprint, async () => created({ n: 2 }), captureProblem);
+    expect(other).toMatchObject({ status: 201, replayed: false, body: JSON.stringify({ n: 2 }) });
+    gate.resolve();
+    await first;
+  });
+
+  it('frees the key when the first request fails unexpectedly, so the retry runs', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', {});
+    await expect(
+      keys.run(accountA, 'crashy', fingerprint, async () => {
+        throw new Error('connection reset');
+      }, captureProblem),
+    ).rejects.toThrow('connection reset');
+    const retry = await keys.run(accountA, 'crashy', fingerprint, async () => created({ ok: true }), captureProblem);
+    expect(retry).toMatchObject({ status: 201, replayed: false });
+  });
+
+  it('refuses the key with a different request (422), and stores business refusals for replay', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const refused = await keys.run(accountA, 'refusal', requestFingerprint('POST', '/v1/quotes', { term: 50 }), async () => {
+      throw problems.unprocessable('term_out_of_range', 'term must be at most 40 years');
+    }, captureProblem);
+    expect(refused).toMatchObject({ status: 422, replayed: false });
+    const replayed = await keys.run(accountA, 'refusal', requestFingerprint('POST', '/v1/quotes', { term: 50 }), async () => created({}), captureProblem);
+    expect(replayed).toMatchObject({ status: 422, replayed: true });
+    await expect(
+      keys.run(accountA, 'refusal', requestFingerprint('POST', '/v1/quotes', { term: 30 }), async () => created({}), captureProblem),
+    ).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+  });
+
+  it('forgets a key after 24 hours', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', { a: 1 });
+    await keys.run(accountA, 'day-old', fingerprint, async () => created({ n: 1 }), captureProblem);
+    const saved = now;
+    try {
+      now = new Date(saved.getTime() + IDEMPOTENCY_WINDOW_MS + 1);
+      const later = await keys.run(accountA, 'day-old', requestFingerprint('POST', '/v1/quotes', { a: 2 }), async () => created({ n: 2 }), captureProblem);
+      expect(later).toMatchObject({ replayed: false, body: JSON.stringify({ n: 2 }) });
+    } finally {
+      now = saved;
+    }
+  });
+});
