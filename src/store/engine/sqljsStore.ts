@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import initSqlJs from 'sql.js';
-import type { BindParams, Database, SqlJsStatic } from 'sql.js';
+import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
 import { StoreCorruptionError, StoreUnavailableError } from './errors.ts';
 import { Journal, encodeRecord, recoverJournal } from './journal.ts';
@@ -88,6 +88,9 @@ function isPureRead(sql: string): boolean {
   const head = sql.trimStart().slice(0, 6).toUpperCase();
   return head === 'SELECT' || (head.startsWith('WITH') && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql));
 }
+
+/** Prepared statements kept per SQL text; preparing costs more than running a typical indexed query. */
+const STATEMENT_CACHE_SIZE = 256;
 
 const TX_CONTROL = /^\s*(BEGIN|COMMIT|END)\b|^\s*ROLLBACK\s*(TRANSACTION\s*)?;?\s*$/i;
 
@@ -203,6 +206,8 @@ class SqlJsEngine implements SqlJsStore {
       let active = true;
       const guard = (sql: string, params: SqlParams | undefined, mode: Mode) => {
         if (!active) throw new Error('read executor used after read() finished');
+        // The queue already isolates a read from every transaction; refusing writes here keeps it a read.
+        if (!isPureRead(sql) && !/^\s*PRAGMA\s+[a-z_]+\s*(\([^)]*\))?\s*;?\s*$/i.test(sql)) throw new Error('only SELECT statements are allowed inside read(); use transaction()');
         return this.execute(sql, bindable(params), mode);
       };
       const executor: SqlExecutor = {
@@ -212,12 +217,10 @@ class SqlJsEngine implements SqlJsStore {
         get: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'get') as R | undefined,
         all: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'all') as R[],
       };
-      this.db.run('BEGIN'); // rolled back: whatever a read executes never persists
       try {
         return { value: await fn(executor), durable: this.journal.flushed() };
       } finally {
         active = false;
-        this.rollback();
       }
     });
     await durable; // never show data a crash could still lose
@@ -245,6 +248,7 @@ class SqlJsEngine implements SqlJsStore {
       } finally {
         this.closed = true;
         await this.journal.close().catch(() => {});
+        this.forgetStatements();
         this.db.close();
         this.lock.release();
         this.log('info', 'store closed', { lsn: this.lsn });
@@ -258,6 +262,7 @@ class SqlJsEngine implements SqlJsStore {
     this.closed = true;
     this.closing ??= Promise.resolve();
     await this.journal?.close().catch(() => {});
+    this.forgetStatements();
     this.db.close();
     this.lock.release();
   }
@@ -346,8 +351,33 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   /** Runs one prepared statement (only the first statement of `sql`). */
+  private readonly statements = new Map<string, Statement>();
+
+  /** A prepared statement for this SQL, from the cache (least recently used evicted). */
+  private prepared(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (stmt) {
+      this.statements.delete(sql);
+    } else {
+      stmt = this.db.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+        const [oldest, evicted] = this.statements.entries().next().value!;
+        this.statements.delete(oldest);
+        evicted.free();
+      }
+    }
+    this.statements.set(sql, stmt);
+    return stmt;
+  }
+
+  /** db.export() frees every prepared statement; the cache must forget them first. */
+  private forgetStatements(): void {
+    for (const stmt of this.statements.values()) stmt.free();
+    this.statements.clear();
+  }
+
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | undefined {
-    const stmt = this.db.prepare(sql);
+    const stmt = this.prepared(sql);
     try {
       if (params.length > 0) stmt.bind(params as BindParams);
       if (mode === 'get') return stmt.step() ? (stmt.getAsObject() as Row) : undefined;
@@ -355,7 +385,8 @@ class SqlJsEngine implements SqlJsStore {
       while (stmt.step()) if (mode === 'all') rows.push(stmt.getAsObject() as Row);
       return mode === 'run' ? { changes: this.db.getRowsModified() } : rows;
     } finally {
-      stmt.free();
+      // Resetting releases the statement's hold on the database and its bindings.
+      stmt.reset();
     }
   }
 
@@ -380,6 +411,7 @@ class SqlJsEngine implements SqlJsStore {
     await this.journal.flushed();
     const started = performance.now();
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [this.lsn]);
+    this.forgetStatements();
     const image = this.db.export();
     this.db.run('PRAGMA foreign_keys = ON'); // export() may reset connection state
     const snapshot = join(this.dir, 'snapshot.db');
