@@ -3,6 +3,7 @@
  * stops (finishing what it is doing) before the store is closed.
  */
 import { IdempotencyKeys } from './http/idempotency.ts';
+import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppServices } from './services/appServices.ts';
 
 export interface BackgroundTask {
@@ -27,5 +28,9 @@ function every(name: string, intervalMs: number, services: AppServices, work: ()
 
 export function startBackgroundWork(services: AppServices): BackgroundTask[] {
   const idempotency = new IdempotencyKeys(services.store, services.clock);
-  return [every('idempotency-sweep', 60 * 60 * 1000, services, () => idempotency.sweep())];
+  const webhookDispatcher = startWebhookDispatcher(services);
+  return [
+    every('idempotency-sweep', 60 * 60 * 1000, services, () => idempotency.sweep()),
+    { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
+  ];
 }

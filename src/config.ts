@@ -3,6 +3,7 @@
  * Nothing else in the code reads process.env.
  */
 import path from 'node:path';
+import { allowedHostProblem, parseAllowedHosts } from './domain/webhooks/addressPolicy.ts';
 
 export interface Config {
   /** TCP port to listen on; 0 picks a free one (tests). */
@@ -17,6 +18,56 @@ export interface Config {
   jsonBodyLimitBytes: number;
   /** The URL partners reach this service at, used in links the service hands out (document URLs). */
   publicBaseUrl: string;
+  /** Bank verification (issue 7). */
+  bank: BankConfig;
+  /** Webhook delivery (issue 4). */
+  webhooks: WebhookConfig;
+  /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
+  documentMaxBytes: number;
+  /**
+   * EXPORT_BATCH_SIZE: rows an export reads from the store at a time (default 1000). Each batch
+   * holds the single-threaded store briefly, so writes wait at most one batch; larger batches
+   * export a little faster and hold it longer.
+   */
+  exportBatchSize: number;
+}
+
+/** Settings of webhook delivery; see README "Webhooks". */
+export interface WebhookConfig {
+  /**
+   * WEBHOOK_ALLOWED_HOSTS: comma-separated host names or IP addresses that endpoints may use even
+   * when they resolve to loopback or private addresses, and the only hosts allowed plain http
+   * (development and tests: `127.0.0.1,localhost`). Empty (the default): https to public addresses only.
+   */
+  allowedHosts: string[];
+  /** WEBHOOK_CONCURRENCY: deliveries in flight at once, over all endpoints (default 64). */
+  concurrency: number;
+  /** WEBHOOK_ENDPOINT_CONCURRENCY: deliveries in flight at once to one endpoint (default 8), so a slow receiver holds up no other. */
+  endpointConcurrency: number;
+  /** WEBHOOK_POLL_INTERVAL_MS: how often the dispatcher looks for due deliveries besides being woken by a publish (default 200). */
+  pollIntervalMs: number;
+  /** WEBHOOK_TIMEOUT_MS: a delivery that has no complete answer after this long failed (default 15000). */
+  timeoutMs: number;
+}
+
+/** Settings of bank verification; see README "Bank verification". */
+export interface BankConfig {
+  /**
+   * BANK_SECRET: the server secret behind the keyed hash of account numbers, sandbox token
+   * encryption and partner credential encryption (at least 32 characters). When unset, one is
+   * generated once and kept in DATA_DIR/bank-secret.key: a keyed hash needs a key that survives restarts.
+   */
+  secret: string | null;
+  /** BANK_PARTNER_ALLOWED_HOSTS: comma-separated hosts exempt from the https + public-address rule (tests, local partners). */
+  partnerAllowedHosts: string[];
+  /** BANK_PARTNER_TIMEOUT_MS: each call to a partner's API gives up after this long (default 5000). */
+  partnerTimeoutMs: number;
+  /** BANK_PARTNER_MAX_ATTEMPTS: tries per partner call when it answers 5xx or the connection fails (default 3). */
+  partnerMaxAttempts: number;
+  /** BANK_PARTNER_RETRY_BASE_MS: first backoff between tries, doubled each time (default 200). */
+  partnerRetryBaseMs: number;
+  /** BANK_SANDBOX_TOKEN_TTL_SECONDS: lifetime of sandbox tokens minted by the admin CLI (default 3600). */
+  sandboxTokenTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -59,14 +110,43 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const jsonBodyLimitBytes = integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems);
 
   const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  let publicBaseUrl = env.PUBLIC_BASE_URL?.trim() || `http://${displayHost}:${port}`;
+  const explicitBaseUrl = env.PUBLIC_BASE_URL?.trim();
+  let publicBaseUrl = explicitBaseUrl || `http://${displayHost}:${port}`;
   try {
     const url = new URL(publicBaseUrl);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
     publicBaseUrl = url.origin + url.pathname.replace(/\/+$/, '');
   } catch {
-    problems.push(`PUBLIC_BASE_URL must be an absolute http(s) URL, got "${env.PUBLIC_BASE_URL}"`);
+    // A derived URL fails only through PORT (reported above) or HOST: name the variable to fix.
+    if (explicitBaseUrl) problems.push(`PUBLIC_BASE_URL must be an absolute http(s) URL, got "${env.PUBLIC_BASE_URL}"`);
+    else if (!problems.some((p) => p.startsWith('PORT '))) problems.push(`HOST must be a host name or IP address, got "${env.HOST}"`);
   }
+
+  const bankSecret = env.BANK_SECRET?.trim() || null;
+  if (bankSecret !== null && bankSecret.length < 32) problems.push('BANK_SECRET must be at least 32 characters (e.g. openssl rand -base64 32)');
+  const bank: BankConfig = {
+    secret: bankSecret,
+    partnerAllowedHosts: parseAllowedHosts(env.BANK_PARTNER_ALLOWED_HOSTS),
+    partnerTimeoutMs: integer(env, 'BANK_PARTNER_TIMEOUT_MS', 5000, 50, 60_000, problems),
+    partnerMaxAttempts: integer(env, 'BANK_PARTNER_MAX_ATTEMPTS', 3, 1, 10, problems),
+    partnerRetryBaseMs: integer(env, 'BANK_PARTNER_RETRY_BASE_MS', 200, 0, 10_000, problems),
+    sandboxTokenTtlSeconds: integer(env, 'BANK_SANDBOX_TOKEN_TTL_SECONDS', 3600, 60, 86_400, problems),
+  };
+
+  const webhooks: WebhookConfig = {
+    allowedHosts: parseAllowedHosts(env.WEBHOOK_ALLOWED_HOSTS),
+    concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 1024, problems),
+    endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 256, problems),
+    pollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 200, 10, 60_000, problems),
+    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000, problems),
+  };
+  for (const host of webhooks.allowedHosts) {
+    const problem = allowedHostProblem(host);
+    if (problem) problems.push(`WEBHOOK_ALLOWED_HOSTS: ${problem}`);
+  }
+
+  const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
+  const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -77,5 +157,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitPerMinute,
     jsonBodyLimitBytes,
     publicBaseUrl,
+    bank,
+    webhooks,
+    documentMaxBytes,
+    exportBatchSize,
   };
 }

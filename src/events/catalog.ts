@@ -1,0 +1,92 @@
+/**
+ * The event kinds the service sends, read from the contract: the `webhooks` section of the
+ * bundled spec (generated/openapi.json) names them, gives each payload's JSON Schema and a named
+ * example. Registration, the outbox, test events and the partner scripts all read it from here,
+ * so a new event kind in the spec is one edit.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { webhooks } from '../../generated/api.d.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export type WebhookEventType = keyof webhooks & string;
+
+/** A payload of any event kind, as the spec's `webhooks` section defines it. */
+export type WebhookEventPayload = {
+  [K in WebhookEventType]: webhooks[K]['post']['requestBody']['content']['application/json'];
+}[WebhookEventType];
+
+interface SpecMediaType {
+  schema: Record<string, unknown>;
+  examples?: Record<string, { value: unknown }>;
+}
+
+interface SpecWebhook {
+  post: { summary?: string; requestBody: { content: { 'application/json': SpecMediaType } } };
+}
+
+export interface EventKind {
+  type: WebhookEventType;
+  summary: string;
+  schema: Record<string, unknown>;
+  /** The first named example of the spec: what a test event and `webhooks:send` deliver. */
+  example: WebhookEventPayload;
+  validate: ValidateFunction;
+}
+
+const SPEC_URL = new URL('../../generated/openapi.json', import.meta.url);
+
+function loadCatalog(): Map<string, EventKind> {
+  const spec = JSON.parse(readFileSync(SPEC_URL, 'utf8')) as { webhooks?: Record<string, SpecWebhook> };
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const kinds = new Map<string, EventKind>();
+  for (const [type, hook] of Object.entries(spec.webhooks ?? {})) {
+    const media = hook.post.requestBody.content['application/json'];
+    const first = Object.values(media.examples ?? {})[0];
+    if (!first) throw new Error(`webhook ${type} of the spec has no named example`);
+    kinds.set(type, {
+      type: type as WebhookEventType,
+      summary: hook.post.summary ?? type,
+      schema: media.schema,
+      example: first.value as WebhookEventPayload,
+      validate: ajv.compile(media.schema),
+    });
+  }
+  return kinds;
+}
+
+let catalog: Map<string, EventKind> | undefined;
+
+function kinds(): Map<string, EventKind> {
+  catalog ??= loadCatalog();
+  return catalog;
+}
+
+/** Every event name of the spec, in the spec's order. */
+export function eventTypes(): WebhookEventType[] {
+  return [...kinds().keys()] as WebhookEventType[];
+}
+
+export function isEventType(name: string): name is WebhookEventType {
+  return kinds().has(name);
+}
+
+export function eventKind(type: WebhookEventType): EventKind {
+  const kind = kinds().get(type);
+  if (!kind) throw new Error(`unknown webhook event type ${type}`);
+  return kind;
+}
+
+/** Describes why `payload` does not match its event's schema, or returns null when it does. */
+export function payloadProblem(payload: unknown): string | null {
+  const type = (payload as { event?: unknown } | null)?.event;
+  if (typeof type !== 'string' || !isEventType(type)) {
+    return `payload.event must be one of ${eventTypes().join(', ')}, got ${JSON.stringify(type)}`;
+  }
+  const kind = eventKind(type);
+  if (kind.validate(payload)) return null;
+  return (kind.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
+}

@@ -1,0 +1,355 @@
+/**
+ * The webhook dispatcher: the worker loop in the server process that sends what the outbox holds.
+ *
+ * 1. Claim: one short transaction takes due deliveries under a lease (their next attempt is
+ *    pushed to the lease end), up to the free global slots and never more in flight per endpoint
+ *    than the endpoint limit, so one slow receiver holds up no other.
+ * 2. Send: signed, through the SSRF-guarded client, with no transaction open.
+ * 3. Record: a short transaction writes the delivery log row and moves the delivery on
+ *    (delivered; retried later on the schedule; given up), and the endpoint's health (410
+ *    disables it, five days of failures disable it). Attempts that finish at the same moment
+ *    share that transaction (and its fsync).
+ *
+ * A process that dies between 1 and 3 leaves the lease to run out, and the delivery is sent again:
+ * at least once. It wakes on every publish in this process (a nudge) and polls besides.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { WebhookConfig } from '../config.ts';
+import {
+  attemptVerdict,
+  failingTooLong,
+  type AttemptVerdict,
+  nextAttemptAt,
+  parseRetryAfter,
+} from '../domain/webhooks/retrySchedule.ts';
+import { newId } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import {
+  dueDeliveries,
+  leaseDeliveries,
+  leasedDeliveries,
+  recordAttempt,
+  releaseLease,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from '../store/outbox.ts';
+import type { Store, Tx } from '../store/store.ts';
+import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
+import { SafeHttpClient, type DeliveryResponse, type Resolver } from './httpClient.ts';
+import { onPublish } from './outbox.ts';
+import { signDelivery, signingSecrets } from './signing.ts';
+
+export interface DispatcherOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  config: WebhookConfig;
+  /** Picks the jitter of each retry; a number in [0, 1). */
+  random?: () => number;
+  /** DNS for the connect-time guard (tests map names to loopback). */
+  resolve?: Resolver;
+  /** How long a claimed delivery stays taken; default the timeout plus 5 s (the send is bounded by the timeout). */
+  leaseMs?: number;
+  /** How long stop() lets sends in flight finish before abandoning them to their lease; default 5 s. */
+  stopGraceMs?: number;
+}
+
+export interface DispatcherStats {
+  inFlight: number;
+  attempts: number;
+  delivered: number;
+}
+
+export class WebhookDispatcher {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly config: WebhookConfig;
+  private readonly random: () => number;
+  private readonly leaseMs: number;
+  private readonly stopGraceMs: number;
+  private readonly client: SafeHttpClient;
+  private readonly perEndpoint = new Map<string, number>();
+  private readonly sends = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+  private inFlight = 0;
+  private pumping = false;
+  private pumped: Promise<void> = Promise.resolve();
+  private again = false;
+  private started = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly counters = { attempts: 0, delivered: 0 };
+  private readonly unrecorded: Outcome[] = [];
+  private flushing = false;
+
+  constructor(options: DispatcherOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.log = options.log;
+    this.config = options.config;
+    this.random = options.random ?? Math.random;
+    this.leaseMs = options.leaseMs ?? options.config.timeoutMs + 5_000;
+    this.stopGraceMs = options.stopGraceMs ?? 5_000;
+    this.client = new SafeHttpClient({
+      allowedHosts: options.config.allowedHosts,
+      timeoutMs: options.config.timeoutMs,
+      connectionsPerOrigin: options.config.endpointConcurrency,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    });
+  }
+
+  start(): this {
+    if (this.started) return this;
+    this.started = true;
+    this.unsubscribe = onPublish(() => this.wake());
+    this.timer = setInterval(() => this.wake(), this.config.pollIntervalMs);
+    this.timer.unref();
+    this.wake();
+    return this;
+  }
+
+  /** Looks for due deliveries now (coalesced with a look already under way). */
+  wake(): void {
+    if (this.stopped || !this.started) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    this.pumped = this.pump();
+  }
+
+  stats(): DispatcherStats {
+    return { inFlight: this.inFlight, ...this.counters };
+  }
+
+  /** Stops claiming, lets sends in flight finish (up to the grace period), and closes connections. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.unsubscribe?.();
+    await this.pumped; // a claim under way finishes; what it took is sent below
+    const settled = Promise.allSettled([...this.sends]);
+    let grace: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      grace = setTimeout(resolve, this.stopGraceMs);
+    });
+    await Promise.race([settled, timedOut]);
+    clearTimeout(grace);
+    this.stopping.abort();
+    await Promise.allSettled([...this.sends]);
+    await this.client.close();
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        // Bounded by the sends in flight and by the attempts still waiting to be recorded.
+        const free = Math.min(this.config.concurrency - this.inFlight, MAX_UNRECORDED - this.sends.size);
+        if (free <= 0) break;
+        const claimed = await this.claim(free);
+        for (const delivery of claimed) this.launch(delivery);
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      if (!this.stopped) this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Takes up to `free` due deliveries under one lease token, respecting the per-endpoint limit. */
+  private claim(free: number): Promise<ClaimedDelivery[]> {
+    return this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      const nowIso = now.toISOString();
+      const lockedUntil = new Date(now.getTime() + this.leaseMs).toISOString();
+      const leaseToken = randomUUID();
+      const limit = this.config.endpointConcurrency;
+      const taken = new Map<string, number>();
+      const skip = [...this.perEndpoint].filter(([, n]) => n >= limit).map(([id]) => id);
+      let picked = 0;
+      for (let round = 0; round < 8 && picked < free; round++) {
+        const wanted = free - picked;
+        const rows = await dueDeliveries(tx, nowIso, skip, wanted);
+        const byEndpoint = new Map<string, string[]>();
+        for (const row of rows) {
+          const used = (this.perEndpoint.get(row.webhook_id) ?? 0) + (taken.get(row.webhook_id) ?? 0);
+          if (used >= limit) {
+            if (!skip.includes(row.webhook_id)) skip.push(row.webhook_id);
+            continue;
+          }
+          taken.set(row.webhook_id, (taken.get(row.webhook_id) ?? 0) + 1);
+          byEndpoint.set(row.webhook_id, [...(byEndpoint.get(row.webhook_id) ?? []), row.event_id]);
+        }
+        for (const [webhookId, eventIds] of byEndpoint) {
+          picked += await leaseDeliveries(tx, webhookId, eventIds, nowIso, lockedUntil, leaseToken);
+        }
+        if (rows.length < wanted) break; // nothing more is due
+      }
+      return picked === 0 ? [] : leasedDeliveries(tx, leaseToken);
+    });
+  }
+
+  /**
+   * Sends one delivery. Its concurrency slot is freed as soon as the receiver has answered (or
+   * not): recording the attempt needs no connection, and the delivery stays leased until it is
+   * recorded, so nobody takes it again meanwhile.
+   */
+  private launch(delivery: ClaimedDelivery): void {
+    this.inFlight++;
+    this.perEndpoint.set(delivery.webhookId, (this.perEndpoint.get(delivery.webhookId) ?? 0) + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      const left = (this.perEndpoint.get(delivery.webhookId) ?? 1) - 1;
+      if (left === 0) this.perEndpoint.delete(delivery.webhookId);
+      else this.perEndpoint.set(delivery.webhookId, left);
+      this.wake();
+    };
+    const send: Promise<void> = this.deliver(delivery, release)
+      .catch((err: unknown) => this.log.warn({ err, webhookId: delivery.webhookId, eventId: delivery.eventId }, 'webhook delivery could not be recorded'))
+      .finally(() => {
+        release();
+        this.sends.delete(send);
+        this.wake();
+      });
+    this.sends.add(send);
+  }
+
+  private async deliver(d: ClaimedDelivery, release: () => void): Promise<void> {
+    const attemptedAt = this.clock.now();
+    const headers = signDelivery(d.eventId, attemptedAt, d.payload, signingSecrets(d, attemptedAt));
+    const response = await this.client.post(d.url, d.payload, headers, this.stopping.signal);
+    release();
+    if (this.stopping.signal.aborted && response.statusCode === null) {
+      // Abandoned by stop(): not the receiver's fault, so no attempt is counted; due again at once.
+      await this.store.transaction((tx) => releaseLease(tx, d, d.leaseToken, attemptedAt.toISOString()));
+      return;
+    }
+    await this.record(d, attemptedAt, response);
+  }
+
+  /**
+   * Queues the attempt's outcome; attempts that finish together are recorded in one short
+   * transaction (one journal record and fsync for all of them). Resolves once it is recorded.
+   */
+  private record(d: ClaimedDelivery, attemptedAt: Date, response: DeliveryResponse): Promise<void> {
+    const attempt = d.attempts + 1;
+    const verdict = attemptVerdict(response.statusCode);
+    const finishedAt = this.clock.now();
+    const next =
+      verdict === 'retry' ? nextAttemptAt(attempt, finishedAt, this.random(), parseRetryAfter(response.retryAfter, finishedAt)) : null;
+    const error =
+      response.error ?? (response.statusCode !== null && response.statusCode >= 300 && response.statusCode < 400 ? 'redirect not followed' : null);
+    const outcome: Outcome = {
+      delivery: d,
+      verdict,
+      finishedAt,
+      attempt: {
+        attemptId: newId('dlv'),
+        webhookId: d.webhookId,
+        eventId: d.eventId,
+        accountId: d.accountId,
+        attempt,
+        attemptedAt: attemptedAt.toISOString(),
+        outcome: verdict === 'delivered' ? 'succeeded' : 'failed',
+        statusCode: response.statusCode,
+        error,
+        durationMs: response.durationMs,
+        nextAttemptAt: next?.toISOString() ?? null,
+      },
+      done: () => {},
+      failed: () => {},
+    };
+    const recorded = new Promise<void>((resolve, reject) => {
+      outcome.done = resolve;
+      outcome.failed = reject;
+    });
+    this.unrecorded.push(outcome);
+    if (!this.flushing) void this.flush();
+    return recorded;
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.unrecorded.length > 0) {
+        await new Promise((resolve) => setImmediate(resolve)); // let attempts finishing together join the batch
+        const batch = this.unrecorded.splice(0, MAX_RECORD_BATCH);
+        try {
+          const disabled = await this.store.transaction(async (tx) => {
+            const changes: Array<'gone' | 'failing' | null> = [];
+            for (const o of batch) changes.push(await applyOutcome(tx, o));
+            return changes;
+          });
+          batch.forEach((o, i) => {
+            this.report(o, disabled[i] ?? null);
+            o.done();
+          });
+        } catch (err) {
+          for (const o of batch) o.failed(err);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private report(o: Outcome, disabled: 'gone' | 'failing' | null): void {
+    const { delivery: d, attempt: a } = o;
+    this.counters.attempts++;
+    if (o.verdict === 'delivered') this.counters.delivered++;
+    const fields = { webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, attempt: a.attempt, statusCode: a.statusCode, error: a.error };
+    if (disabled === 'gone') this.log.warn(fields, 'webhook endpoint answered 410 Gone and was disabled');
+    else if (disabled === 'failing') this.log.warn({ ...fields, failingSince: d.failingSince }, 'webhook endpoint failed for 5 days and was disabled');
+    else if (o.verdict !== 'delivered') this.log.info({ ...fields, nextAttemptAt: a.nextAttemptAt }, 'webhook delivery failed');
+    else this.log.debug(fields, 'webhook delivered');
+  }
+}
+
+const MAX_RECORD_BATCH = 256;
+/** Deliveries sent or being sent whose attempt is not recorded yet; no more are claimed past this. */
+const MAX_UNRECORDED = 1024;
+
+interface Outcome {
+  delivery: ClaimedDelivery;
+  verdict: AttemptVerdict;
+  finishedAt: Date;
+  attempt: AttemptRecord;
+  done: () => void;
+  failed: (err: unknown) => void;
+}
+
+/**
+ * Writes one attempt and its consequences: the delivery moves on, and the endpoint's health
+ * (a success ends a run of failures, 410 disables it, five days of failures disable it).
+ * Returns why the endpoint was disabled by this attempt, if it was.
+ */
+async function applyOutcome(tx: Tx, o: Outcome): Promise<'gone' | 'failing' | null> {
+  const d = o.delivery;
+  // Nothing is recorded when the lease ran out and someone else has it, or the endpoint is gone.
+  if (!(await recordAttempt(tx, o.attempt, d.leaseToken))) return null;
+  const at = o.finishedAt.toISOString();
+  if (o.verdict === 'delivered') {
+    if (d.failingSince !== null) await markEndpointHealthy(tx, d.webhookId);
+    return null;
+  }
+  if (o.verdict === 'gone') return (await disableEndpoint(tx, d.webhookId, 'gone', at)) ? 'gone' : null;
+  if (d.failingSince === null) await markEndpointFailing(tx, d.webhookId, o.attempt.attemptedAt);
+  if (failingTooLong(d.failingSince ? new Date(d.failingSince) : null, o.finishedAt)) {
+    return (await disableEndpoint(tx, d.webhookId, 'failing', at)) ? 'failing' : null;
+  }
+  return null;
+}
+
+/** Starts a dispatcher for the process's services (the background task of src/background.ts). */
+export function startWebhookDispatcher(services: { store: Store; clock: Clock; log: Logger; config: { webhooks: WebhookConfig } }, options: Partial<DispatcherOptions> = {}): WebhookDispatcher {
+  return new WebhookDispatcher({ store: services.store, clock: services.clock, log: services.log, config: services.config.webhooks, ...options }).start();
+}

@@ -1,0 +1,73 @@
+/**
+ * The transactional outbox. A change that causes an event calls `publish(tx, event)` inside its
+ * own transaction: the event and one pending delivery per enabled endpoint of the account that
+ * chose the event are written with the change, so they commit (and are delivered, at least once)
+ * or roll back together. The dispatcher sends them after the commit.
+ */
+import { newId } from '../ids.ts';
+import { insertDeliveries, insertEvent, subscribedEndpointIds } from '../store/outbox.ts';
+import type { Tx } from '../store/store.ts';
+import { payloadProblem, type WebhookEventPayload } from './catalog.ts';
+
+export type { WebhookEventPayload, WebhookEventType } from './catalog.ts';
+
+export interface PublishedEvent {
+  accountId: string;
+  payload: WebhookEventPayload;
+  occurredAt: Date;
+}
+
+type Listener = () => void;
+const listeners = new Set<Listener>();
+
+/**
+ * Calls `listener` soon after each publish (the dispatcher wakes up instead of waiting for its
+ * next poll). The store runs transactions in order, so the dispatcher's claim, queued after the
+ * publishing transaction, sees it once it committed. Returns the unsubscribe function.
+ */
+export function onPublish(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Wakes every dispatcher of this process (after a publish, a retry, a re-enabled endpoint). */
+export function nudgeDispatchers(): void {
+  for (const listener of listeners) listener();
+}
+
+/**
+ * Writes the event (`evt-` id) and its deliveries inside the caller's transaction. Throws when
+ * the payload does not match the spec's schema for its event: a sender bug, never sent out.
+ */
+export async function publish(tx: Tx, event: PublishedEvent): Promise<{ eventId: string }> {
+  return publishEvent(tx, event, { isTest: false });
+}
+
+/**
+ * The outbox write behind `publish` and test events. A test event goes only to `onlyWebhookId`
+ * (whatever it chose) and is marked as a test in the delivery log.
+ */
+export async function publishEvent(
+  tx: Tx,
+  event: PublishedEvent,
+  options: { isTest: boolean; onlyWebhookId?: string },
+): Promise<{ eventId: string }> {
+  const problem = payloadProblem(event.payload);
+  if (problem !== null) throw new Error(`webhook payload does not match the spec: ${problem}`);
+  const eventId = newId('evt');
+  const occurredAt = event.occurredAt.toISOString();
+  await insertEvent(tx, {
+    eventId,
+    accountId: event.accountId,
+    type: event.payload.event,
+    payload: JSON.stringify(event.payload),
+    occurredAt,
+    isTest: options.isTest,
+  });
+  const endpoints = options.onlyWebhookId
+    ? [options.onlyWebhookId]
+    : await subscribedEndpointIds(tx, event.accountId, event.payload.event);
+  await insertDeliveries(tx, { webhookIds: endpoints, eventId, accountId: event.accountId, dueAt: occurredAt });
+  if (endpoints.length > 0) setImmediate(nudgeDispatchers);
+  return { eventId };
+}

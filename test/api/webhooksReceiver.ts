@@ -1,0 +1,150 @@
+/**
+ * A webhook receiver on 127.0.0.1 for the webhook tests: records every delivery (exact body
+ * bytes, headers, time), answers with a status the test chooses, can be taken down and brought
+ * up again on the same port, and checks payloads against the spec's webhooks schemas
+ * (compiled here from generated/openapi.json, independently of the service's own catalog).
+ */
+import { once } from 'node:events';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export interface Delivery {
+  path: string;
+  body: string;
+  headers: IncomingHttpHeaders;
+  receivedAt: number;
+}
+
+/** What to answer: a status, with optional headers, after an optional delay. */
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+export interface Receiver {
+  port: number;
+  url(path?: string): string;
+  deliveries: Delivery[];
+  /** Sets how the receiver answers from now on (default 200). */
+  answer(fn: (delivery: Delivery) => Answer): void;
+  /** Closes the listening socket (deliveries are refused) until up(). */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** Resolves once at least `count` deliveries arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<Delivery[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const deliveries: Delivery[] = [];
+  let answer: (d: Delivery) => Answer = () => ({ status: 200 });
+  const waiters = new Set<() => void>();
+  const onRequest: http.RequestListener = (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const delivery: Delivery = { path: req.url ?? '/', body: Buffer.concat(chunks).toString('utf8'), headers: req.headers, receivedAt: Date.now() };
+      deliveries.push(delivery);
+      for (const wake of waiters) wake();
+      const a = answer(delivery);
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(a.status, { 'content-type': 'text/plain', ...a.headers });
+        res.end('ok');
+      };
+      if (a.delayMs) setTimeout(send, a.delayMs);
+      else send();
+    });
+  };
+  let server = http.createServer(onRequest);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+
+  const closeServer = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+
+  return {
+    port,
+    url: (path = '/hooks') => `http://127.0.0.1:${port}${path}`,
+    deliveries,
+    answer(fn) {
+      answer = fn;
+    },
+    down: closeServer,
+    async up() {
+      server = http.createServer(onRequest);
+      server.listen(port, '127.0.0.1');
+      await once(server, 'listening');
+    },
+    async waitFor(count, timeoutMs = 5_000) {
+      if (deliveries.length >= count) return deliveries;
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          if (deliveries.length < count) return;
+          waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(wake);
+          reject(new Error(`receiver got ${deliveries.length} of ${count} deliveries within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(wake);
+      });
+      return deliveries;
+    },
+    close: async () => {
+      if (server.listening) await closeServer();
+    },
+  };
+}
+
+type Json = Record<string, any>;
+const spec: Json = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>();
+
+/** The spec's webhooks section: event names, and each event's first named example. */
+export const specWebhooks: Record<string, { example: Json }> = Object.fromEntries(
+  Object.entries<Json>(spec.webhooks).map(([name, hook]) => {
+    const media = hook.post.requestBody.content['application/json'];
+    return [name, { example: (Object.values(media.examples) as Json[])[0]!.value }];
+  }),
+);
+
+/** Validates a delivered body against the spec's schema for the event it names; returns the errors or null. */
+export function specPayloadErrors(body: string): string | null {
+  const payload = JSON.parse(body) as Json;
+  const hook = spec.webhooks[payload.event];
+  if (!hook) return `event ${JSON.stringify(payload.event)} is not in the spec's webhooks`;
+  let validate = validators.get(payload.event);
+  if (!validate) {
+    validate = ajv.compile(hook.post.requestBody.content['application/json'].schema);
+    validators.set(payload.event, validate);
+  }
+  return validate(payload) ? null : ajv.errorsText(validate.errors);
+}
+
+/** A clock the test moves by hand. */
+export function manualClock(start = Date.now()) {
+  let now = start;
+  return {
+    now: () => new Date(now),
+    advance(ms: number) {
+      now += ms;
+    },
+    set(ms: number) {
+      now = ms;
+    },
+  };
+}
