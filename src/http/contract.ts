@@ -174,6 +174,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
           requestFingerprint(koa.method, koa.path, koa.state.body),
           async () => capture(await run()),
           (problem) => captureProblem(problem, koa),
+          (c.operation as Operation & { 'x-secret-fields'?: string[] })['x-secret-fields'] ?? [],
         );
         writeCaptured(koa, response);
         if (response.replayed) koa.set('Idempotent-Replayed', 'true');

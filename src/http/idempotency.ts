@@ -14,6 +14,9 @@ import { ApiProblem, problems } from './problem.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** Stored-header marker: the response carried secrets that were not stored, so it cannot be replayed. */
+const WITHHELD_MARKER = 'x-idempotency-withheld';
+
 export interface CapturedResponse {
   status: number;
   headers: Record<string, string>;
@@ -29,6 +32,16 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256')
     .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
     .digest('hex');
+}
+
+/** The response as it may be stored: secret fields removed, and marked so it is not replayed as if whole. */
+function withholdSecrets(response: CapturedResponse, secretFields: readonly string[]): CapturedResponse {
+  if (secretFields.length === 0 || response.status >= 300) return response;
+  const body = JSON.parse(response.body) as Record<string, unknown>;
+  const present = secretFields.filter((field) => field in body);
+  if (present.length === 0) return response;
+  for (const field of present) delete body[field];
+  return { status: response.status, headers: { ...response.headers, [WITHHELD_MARKER]: present.join(', ') }, body: JSON.stringify(body) };
 }
 
 export class IdempotencyKeys {
@@ -51,6 +64,8 @@ export class IdempotencyKeys {
     fingerprint: string,
     execute: () => Promise<CapturedResponse>,
     captureProblem: (problem: ApiProblem) => CapturedResponse,
+    /** Top-level response fields that are secrets (an API key): never stored, so never replayed. */
+    secretFields: readonly string[] = [],
   ): Promise<CapturedResponse & { replayed: boolean }> {
     const slot = `${accountId}\u0000${key}`;
     if (this.#inFlight.has(slot)) {
@@ -68,6 +83,14 @@ export class IdempotencyKeys {
             'This Idempotency-Key was first used with a different request; use a new key for a new request.',
           );
         }
+        const withheld = stored.headers[WITHHELD_MARKER];
+        if (withheld) {
+          throw problems.conflict(
+            'idempotency_secret_withheld',
+            `This request already succeeded, but its response held a secret (${withheld}) that is shown only once and never stored. ` +
+              `If it was lost, revoke what was created and create it again. The first response was: ${stored.body}`,
+          );
+        }
         return { status: stored.status, headers: stored.headers, body: stored.body, replayed: true };
       }
 
@@ -79,8 +102,9 @@ export class IdempotencyKeys {
         response = captureProblem(err);
       }
       if (isReplayable(response.status)) {
+        const storable = withholdSecrets(response, secretFields);
         await this.#store.transaction((tx) =>
-          saveStoredResponse(tx, accountId, key, { requestHash: fingerprint, ...response, createdAt: now.toISOString() }),
+          saveStoredResponse(tx, accountId, key, { requestHash: fingerprint, ...storable, createdAt: now.toISOString() }),
         );
       }
       return { ...response, replayed: false };

@@ -34,13 +34,24 @@ describe('createApiKey', () => {
     expect(error).toMatchObject({ code: 'forbidden' });
   });
 
-  it('replays the first response for a retried Idempotency-Key, and refuses the key with another body', async () => {
+  it('never stores the secret for a retry: a retried Idempotency-Key gets 409 naming the key, not a second key', async () => {
     const headers = { 'Idempotency-Key': 'retry-me-1' };
     const first = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Once' }, headers });
+    expect(first.response.status).toBe(201);
     const second = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Once' }, headers });
-    expect(second.response.status).toBe(201);
-    expect(second.response.headers.get('idempotent-replayed')).toBe('true');
-    expect(second.data).toEqual(first.data);
+    expect(second.response.status).toBe(409);
+    expect(second.error).toMatchObject({ code: 'idempotency_secret_withheld' });
+    expect(second.error!.detail).toContain(first.data!.keyId);
+    expect(second.error!.detail).not.toContain(first.data!.apiKey);
+    const stored = await app.services.store.read((db) => db.all<{ response_body: string }>('SELECT response_body FROM idempotency_keys'));
+    expect(JSON.stringify(stored)).not.toContain(first.data!.apiKey);
+    const { data } = await account.client.GET('/v1/api-keys', { params: { query: { limit: 100 } } });
+    expect(data!.data.filter((key) => key.name === 'Once')).toHaveLength(1);
+  });
+
+  it('refuses an Idempotency-Key reused with another body (422)', async () => {
+    const headers = { 'Idempotency-Key': 'retry-me-2' };
+    await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'First use' }, headers });
     const other = await account.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Other' }, headers });
     expect(other.response.status).toBe(422);
     expect(other.error).toMatchObject({ code: 'idempotency_key_reused' });
