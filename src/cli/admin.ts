@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   }
   const store = await openSqlJsStore({ dataDir: config.dataDir });
   try {
-    print(await runAdminCommand({ store, clock: systemClock }, command, flags), json);
+    print(await runAdminCommand({ store, clock: systemClock, config }, command, flags), json);
   } finally {
     await store.close();
   }

@@ -4,8 +4,6 @@
  * sandbox token lifetime): inside the server it comes with the services; in the CLI process it is
  * loaded from the same environment.
  */
-import { loadConfig, type Config } from '../config.ts';
-import type { AppServices } from '../services/appServices.ts';
 import {
   allowPartnerAccount,
   createBankPartner,
@@ -21,8 +19,7 @@ import {
 import type { AdminCommand, AdminServices } from './commands.ts';
 
 function partnerServices(services: AdminServices): PartnerServices {
-  const config: Config = (services as Partial<AppServices>).config ?? loadConfig();
-  return { store: services.store, clock: services.clock, config };
+  return { store: services.store, clock: services.clock, config: services.config };
 }
 
 const PARTNER = { required: true, description: 'the partner id (bnk-…)' } as const;

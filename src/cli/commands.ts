@@ -6,6 +6,7 @@
 import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { AppServices } from '../services/appServices.ts';
 import { ApiProblem } from '../http/problem.ts';
+import { bankPartnerCommands } from './bankPartnerCommands.ts';
 
 export class AdminCommandError extends Error {
   constructor(message: string) {
@@ -14,7 +15,7 @@ export class AdminCommandError extends Error {
   }
 }
 
-export type AdminServices = Pick<AppServices, 'store' | 'clock'>;
+export type AdminServices = Pick<AppServices, 'store' | 'clock' | 'config'>;
 export type Flags = Record<string, string | undefined>;
 
 export interface AdminCommand {
@@ -68,6 +69,7 @@ export const adminCommands: Record<string, AdminCommand> = {
       return { keyId: revoked.keyId, revokedAt: revoked.revokedAt };
     },
   },
+  ...bankPartnerCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
