@@ -9,8 +9,9 @@
  * - Lower case; apostrophes dropped ("O'Brien" → "obrien"); every other punctuation mark and
  *   separator splits words ("Doe,Jane" → "doe jane").
  * - "Surname, Given names" (one comma) is read as "Given names Surname".
- * - Leading titles (mr, mrs, ms, mx, miss, dr, prof) and trailing generational suffixes (jr, sr,
- *   ii, iii, iv) are dropped: banks and applicants write them inconsistently.
+ * - Titles (mr, mrs, ms, mx, miss, dr, prof) and generational suffixes (jr, sr, ii, iii, iv) are
+ *   dropped wherever they stand (word order is free, so "Doe Jr Jane" must read like "Jane Doe Jr"),
+ *   unless nothing else is left: banks and applicants write them inconsistently.
  * - Hyphens: a hyphenated name is tried both split ("Smith-Jones" → "smith jones") and joined
  *   ("smithjones"); the better reading counts.
  *
@@ -79,10 +80,8 @@ function words(text: string): string[] {
 }
 
 function stripTitlesAndSuffixes(list: string[]): string[] {
-  const out = [...list];
-  while (out.length > 1 && TITLES.has(out[0]!)) out.shift();
-  while (out.length > 1 && SUFFIXES.has(out[out.length - 1]!)) out.pop();
-  return out;
+  const out = list.filter((word) => !TITLES.has(word) && !SUFFIXES.has(word));
+  return out.length > 0 ? out : list;
 }
 
 /**
