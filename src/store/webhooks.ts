@@ -138,6 +138,9 @@ export async function disableEndpoint(tx: Tx, webhookId: string, reason: Disable
 
 /** Deletes the endpoint with its subscriptions, deliveries and delivery log (the events stay). */
 export async function deleteEndpoint(tx: Tx, accountId: string, webhookId: string): Promise<boolean> {
+  // Ownership first: another account's id must change nothing, not even the children.
+  const owned = await tx.get('SELECT id FROM webhook_endpoints WHERE account_id = ? AND id = ?', [accountId, webhookId]);
+  if (!owned) return false;
   await tx.run('DELETE FROM webhook_delivery_attempts WHERE webhook_id = ?', [webhookId]);
   await tx.run('DELETE FROM webhook_deliveries WHERE webhook_id = ?', [webhookId]);
   await tx.run('DELETE FROM webhook_subscriptions WHERE webhook_id = ?', [webhookId]);

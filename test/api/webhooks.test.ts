@@ -74,6 +74,19 @@ function verify(secret: string, d: Delivery): unknown {
 }
 
 describe('createWebhook', () => {
+  it('never stores the signing secret for an Idempotency-Key retry: the retry gets 409 naming the endpoint', async () => {
+    const headers = { 'Idempotency-Key': 'register-once' };
+    const body = { url: 'https://hooks.harborlending.example/once', events: ['application.approved' as const] };
+    const first = await account.client.POST('/v1/webhooks', { body, headers });
+    expect(first.response.status).toBe(201);
+    const retry = await account.client.POST('/v1/webhooks', { body, headers });
+    expect(retry.response.status).toBe(409);
+    expect(retry.error).toMatchObject({ code: 'idempotency_secret_withheld' });
+    expect(retry.error!.detail).toContain(first.data!.webhookId);
+    const stored = await app.services.store.read((db) => db.all('SELECT response_body FROM idempotency_keys'));
+    expect(JSON.stringify(stored)).not.toContain(first.data!.secret);
+  });
+
   it('returns a whsec_ secret once; reads show only its hint', async () => {
     const created = await register(account, 'https://hooks.harborlending.example/created', ['application.approved']);
     expect(created.webhookId).toMatch(/^whk-[0-9a-z]{26}$/);
@@ -224,12 +237,22 @@ describe('deleteWebhook', () => {
     expect(r.deliveries).toHaveLength(0);
   });
 
-  it("answers 404 for another account's endpoint and leaves it in place", async () => {
+  it("answers 404 for another account's endpoint and leaves it, its subscriptions and its deliveries in place", async () => {
     const hook = await register(account, 'https://hooks.harborlending.example/keep', ['application.approved']);
+    await publishFor(account.accountId, approvedPayload());
+    const pendingBefore = await app.services.store.read((db) =>
+      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?', [hook.webhookId]),
+    );
     const { response } = await other.client.DELETE('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } } });
     expect(response.status).toBe(404);
     const still = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } } });
     expect(still.response.status).toBe(200);
+    expect(still.data!.events).toEqual(['application.approved']);
+    const pendingAfter = await app.services.store.read((db) =>
+      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?', [hook.webhookId]),
+    );
+    expect(pendingAfter).toEqual(pendingBefore);
+    expect(pendingBefore!.n).toBeGreaterThan(0);
   });
 });
 
