@@ -19,7 +19,13 @@ interface HttpError extends Error {
 /** Maps known parser failures to the problem a caller can act on; anything else is internal. */
 export function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
+  // A path such as /v1/applications/%ZZ cannot be decoded to match a route.
+  if (err instanceof URIError) return problems.badRequest('malformed_path', 'The request path has an invalid percent-encoding.');
   const e = err as HttpError;
+  // zlib and brotli errors: a body whose Content-Encoding (gzip, deflate, br) does not decode.
+  if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR'))) {
+    return problems.badRequest('invalid_content_encoding', 'The request body could not be decoded with its Content-Encoding.');
+  }
   const status = e?.status ?? e?.statusCode ?? e?.httpCode;
   if (e?.type === 'entity.parse.failed' || (status === 400 && e instanceof SyntaxError)) {
     return problems.malformedJson('The request body is not valid JSON.');

@@ -68,15 +68,25 @@ export const problems = {
 };
 
 /** The problem+json body of a problem, as the Problem schema of the spec describes it. */
-export function problemBody(problem: ApiProblem, requestId: string, instance: string): Record<string, unknown> {
+export function problemBody(problem: ApiProblem, requestId: string, path: string): Record<string, unknown> {
   return {
     type: `/problems/${problem.code.replaceAll('_', '-')}`,
     title: problem.title,
     status: problem.status,
     detail: problem.detail,
-    instance,
+    // `instance` must be a URI reference; a path with broken percent-encoding is not one.
+    ...(isDecodable(path) ? { instance: path } : {}),
     code: problem.code,
     requestId,
     ...problem.extras,
   };
+}
+
+function isDecodable(path: string): boolean {
+  try {
+    decodeURI(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -46,6 +46,14 @@ describe('X-Request-Id', () => {
 });
 
 describe('routing failures', () => {
+  it('a path with a broken percent-encoding is 400 malformed_path, not 500', async () => {
+    for (const path of ['/v1/applications/%ZZ', '/v1/webhooks/%E0%A4%A']) {
+      const response = await app.fetch(path, { headers: auth() });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ code: 'malformed_path' });
+    }
+  });
+
   it('an unknown /v1 route is a 404 problem', async () => {
     const response = await app.fetch('/v1/nothing-here', { headers: auth() });
     expect(response.status).toBe(404);
@@ -72,6 +80,16 @@ describe('routing failures', () => {
 });
 
 describe('request bodies', () => {
+  it.each(['gzip', 'deflate', 'br'])('a body that does not decode with Content-Encoding %s is 400, not 500', async (encoding) => {
+    const response = await app.fetch('/v1/api-keys', {
+      method: 'POST',
+      headers: { ...json(), 'Content-Encoding': encoding },
+      body: '{"role": "member", "name": "plain, not compressed"}',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'invalid_content_encoding' });
+  });
+
   it('malformed JSON is 400 malformed_json', async () => {
     const response = await app.fetch('/v1/api-keys', { method: 'POST', headers: json(), body: '{"role": "member", "name": ' });
     expect(response.status).toBe(400);
