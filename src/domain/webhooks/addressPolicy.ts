@@ -48,6 +48,12 @@ export function addressDecision(address: string): AddressVerdict {
     return { allowed: false, range: 'invalid', reason: `${address} is not an IP address` };
   }
   const parsed = ipaddr.process(text); // an IPv4-mapped IPv6 address becomes the IPv4 address it carries
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291) is "unicast" to ipaddr.js, but carries
+  // an IPv4 address all the same; no public service is reached that way, so refuse the whole ::/96.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
+    const range = (parsed as ipaddr.IPv6).range();
+    if (range === 'unicast') return { allowed: false, range: 'ipv4Compatible', reason: `${address} is not a public address (IPv4-compatible IPv6)` };
+  }
   const range = parsed.range();
   if (range === 'unicast') return { allowed: true };
   const shown = parsed.kind() === 'ipv4' && text !== parsed.toString() ? `${address} (${parsed.toString()})` : address;
@@ -156,7 +162,8 @@ export function resolvedAddressesDecision(host: string, addresses: readonly stri
   for (const address of addresses) {
     const verdict = addressDecision(address);
     if (!verdict.allowed) {
-      return { allowed: false, range: verdict.range, reason: `${host} resolves to ${address}, which is not a public address (${RANGE_NAMES[verdict.range] ?? verdict.range})` };
+      // The address itself stays out of the reason: callers see it, and it would map internal DNS for them.
+      return { allowed: false, range: verdict.range, reason: `${host} resolves to a non-public address (${RANGE_NAMES[verdict.range] ?? verdict.range})` };
     }
   }
   return { allowed: true };

@@ -47,6 +47,9 @@ describe('addressDecision', () => {
     ['2002:a00:1::', '6to4'],
     ['2001:0:4136:e378::1', 'teredo'],
     ['2001:db8::1', 'reserved'],
+    ['::7f00:1', 'ipv4Compatible'],
+    ['::127.0.0.1', 'loopback'],
+    ['::a00:1', 'ipv4Compatible'],
   ])('refuses %s (%s)', (address, range) => {
     const verdict = addressDecision(address);
     expect(verdict).toMatchObject({ allowed: false, range });
@@ -96,7 +99,7 @@ describe('resolvedAddressesDecision', () => {
   it('refuses a name when any one of its addresses is not public', () => {
     expect(resolvedAddressesDecision('mixed.partner.com', ['8.8.8.8', '10.0.0.1'])).toMatchObject({
       allowed: false,
-      reason: 'mixed.partner.com resolves to 10.0.0.1, which is not a public address (private network)',
+      reason: 'mixed.partner.com resolves to a non-public address (private network)',
     });
   });
   it('refuses a name with no address, and allows one with only public addresses', () => {
