@@ -129,21 +129,21 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
   const { store, clock } = services;
   const { partner } = principal;
   const windowStart = () => new Date(clock.now().getTime() - FAILED_ATTEMPT_WINDOW_MS).toISOString();
+  const keys = await bankKeys(services.config);
+  const submittedNumberHash = accountNumberDigest(keys.accountNumberHash, request.accountNumber).toString('hex');
 
   const application = await store.read(async (db) => {
     const owner = await applicationOwner(db, request.mortgageId);
     if (!owner || !(await partnerServesAccount(db, partner, owner))) return undefined;
     const found = await findApplication(db, owner, request.mortgageId);
     if (!found) return undefined;
-    return { record: found, failures: await failedVerificationTimes(db, request.mortgageId, windowStart()) };
+    return { record: found };
   });
   if (!application) throw problems.notFound(`No mortgage application ${request.mortgageId} that this bank partner serves.`);
   const { record } = application;
   if (record.status === 'withdrawn') {
     throw problems.conflict('application_withdrawn', `Mortgage application ${record.mortgageId} was withdrawn; there is nothing to verify.`, { currentStatus: record.status });
   }
-  const before = attemptDecision(application.failures, clock.now());
-  if (!before.allowed) throw attemptsExceeded(before.retryAfterSeconds);
 
   // The partner is asked outside any transaction: a slow partner must not hold the store.
   let account;
@@ -156,15 +156,16 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
     throw err;
   }
 
-  const keys = await bankKeys(services.config);
+  // The limit is per linked account, known only once the partner has said which account the token names.
+  const linkedAccountHash = accountNumberDigest(keys.accountNumberHash, account.accountNumber).toString('hex');
   const numberMatches = accountNumbersMatch(keys.accountNumberHash, request.accountNumber, account.accountNumber);
   const nameMatch = scoreNameMatch(record.applicantName, account.holderName);
   const outcome = verdict(numberMatches, nameMatch);
 
   return store.transaction(async (tx) => {
-    // Re-checked where the row is written: concurrent attempts cannot slip past the limit together.
+    // Checked where the row is written: concurrent attempts cannot slip past the limit together.
     const now = clock.now();
-    const after = attemptDecision(await failedVerificationTimes(tx, record.mortgageId, windowStart()), now);
+    const after = attemptDecision(await failedVerificationTimes(tx, record.mortgageId, linkedAccountHash, windowStart()), now);
     if (!after.allowed) throw attemptsExceeded(after.retryAfterSeconds);
     const verification: BankVerificationRecord = {
       verificationId: newId('bvf', now.getTime()),
@@ -173,7 +174,8 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
       partnerId: partner.partnerId,
       verified: outcome.verified,
       accountMask: accountMask(request.accountNumber),
-      accountNumberHash: accountNumberDigest(keys.accountNumberHash, request.accountNumber).toString('hex'),
+      accountNumberHash: submittedNumberHash,
+      linkedAccountHash,
       nameScore: nameMatch.score,
       nameOutcome: nameMatch.outcome,
       failedChecks: outcome.failedChecks,

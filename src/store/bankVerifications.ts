@@ -16,6 +16,8 @@ export interface BankVerificationRecord {
   accountMask: string;
   /** HMAC-SHA-256 (server secret) of the submitted account number, hex. */
   accountNumberHash: string;
+  /** Keyed hash of the number the partner holds for the token's account. */
+  linkedAccountHash: string;
   nameScore: number;
   nameOutcome: NameMatchOutcome;
   failedChecks: FailedCheck[];
@@ -30,13 +32,14 @@ interface BankVerificationRow {
   verified: number;
   account_mask: string;
   account_number_hash: string;
+  linked_account_hash: string;
   name_score: string;
   name_outcome: NameMatchOutcome;
   failed_checks: string;
   checked_at: string;
 }
 
-const COLUMNS = 'id, account_id, mortgage_id, partner_id, verified, account_mask, account_number_hash, name_score, name_outcome, failed_checks, checked_at';
+const COLUMNS = 'id, account_id, mortgage_id, partner_id, verified, account_mask, account_number_hash, linked_account_hash, name_score, name_outcome, failed_checks, checked_at';
 
 const toRecord = (row: BankVerificationRow): BankVerificationRecord => ({
   verificationId: row.id,
@@ -46,6 +49,7 @@ const toRecord = (row: BankVerificationRow): BankVerificationRecord => ({
   verified: row.verified === 1,
   accountMask: row.account_mask,
   accountNumberHash: row.account_number_hash,
+  linkedAccountHash: row.linked_account_hash,
   nameScore: Number(row.name_score),
   nameOutcome: row.name_outcome,
   failedChecks: JSON.parse(row.failed_checks) as FailedCheck[],
@@ -53,7 +57,7 @@ const toRecord = (row: BankVerificationRow): BankVerificationRecord => ({
 });
 
 export async function insertBankVerification(tx: SqlExecutor, v: BankVerificationRecord): Promise<void> {
-  await tx.run(`INSERT INTO bank_verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+  await tx.run(`INSERT INTO bank_verifications (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
     v.verificationId,
     v.accountId,
     v.mortgageId,
@@ -61,6 +65,7 @@ export async function insertBankVerification(tx: SqlExecutor, v: BankVerificatio
     v.verified ? 1 : 0,
     v.accountMask,
     v.accountNumberHash,
+    v.linkedAccountHash,
     v.nameScore.toFixed(3),
     v.nameOutcome,
     JSON.stringify(v.failedChecks),
@@ -68,11 +73,17 @@ export async function insertBankVerification(tx: SqlExecutor, v: BankVerificatio
   ]);
 }
 
-/** checked_at of the application's failed verifications after `since` (the attempt limit's window). */
-export async function failedVerificationTimes(db: SqlExecutor, mortgageId: string, since: string): Promise<string[]> {
+/**
+ * checked_at of the failed verifications of this application with this linked account (the one the
+ * bank token names, by its keyed hash) after `since`: the attempt limit's window. Counting per
+ * linked account stops guessing with one token, while a stranger's failures with their own
+ * account cannot lock the applicant out.
+ */
+export async function failedVerificationTimes(db: SqlExecutor, mortgageId: string, linkedAccountHash: string, since: string): Promise<string[]> {
   const rows = await db.all<{ checked_at: string }>(
-    'SELECT checked_at FROM bank_verifications WHERE mortgage_id = ? AND verified = 0 AND checked_at > ? ORDER BY checked_at',
-    [mortgageId, since],
+    `SELECT checked_at FROM bank_verifications
+      WHERE mortgage_id = ? AND linked_account_hash = ? AND verified = 0 AND checked_at > ? ORDER BY checked_at`,
+    [mortgageId, linkedAccountHash, since],
   );
   return rows.map((r) => r.checked_at);
 }

@@ -273,11 +273,24 @@ describe('verifyBankDetails', () => {
 
       // Another application is not limited by this one's failures.
       const other = await newApplication(lender, 'Jane Doe');
+      // Nor is another linked account on this application.
+      const stranger = await sandboxToken('John Roe', '000999888777');
+      expect((await verify(stranger, mortgageId, '000999888777')).response.status).toBe(200);
       expect((await verify(token, other, JANE_NUMBER)).response.status).toBe(200);
 
       advance(retryAfter * 1000);
       const fresh = await sandboxToken('Jane Doe');
       const { data, response } = await verify(fresh, mortgageId, JANE_NUMBER);
+      expect(response.status).toBe(200);
+      expect(data!.verified).toBe(true);
+    });
+
+    it("a stranger's failures with their own linked account do not lock the applicant out", async () => {
+      const mortgageId = await newApplication(lender, 'Jane Doe');
+      const strangerToken = await sandboxToken('Mallory Stranger', '000555444333');
+      for (let i = 0; i < 6; i++) await verify(strangerToken, mortgageId, '000555444333');
+      expect((await verify(strangerToken, mortgageId, '000555444333')).response.status).toBe(429);
+      const { data, response } = await verify(await sandboxToken('Jane Doe'), mortgageId, JANE_NUMBER);
       expect(response.status).toBe(200);
       expect(data!.verified).toBe(true);
     });

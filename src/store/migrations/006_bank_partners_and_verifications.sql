@@ -40,11 +40,13 @@ CREATE TABLE bank_verifications (
   verified             INTEGER NOT NULL CHECK (verified IN (0, 1)),
   account_mask         TEXT NOT NULL,
   account_number_hash  TEXT NOT NULL,
+  -- keyed hash of the number the partner holds for the token's account (the attempt limit's key)
+  linked_account_hash  TEXT NOT NULL,
   name_score           TEXT NOT NULL,
   name_outcome         TEXT NOT NULL CHECK (name_outcome IN ('match', 'partial', 'mismatch')),
   failed_checks        TEXT NOT NULL,
   checked_at           TEXT NOT NULL
 );
 CREATE INDEX bank_verifications_by_application ON bank_verifications (account_id, mortgage_id, checked_at);
--- The failed-attempt limit counts one application's failures in the last hour.
-CREATE INDEX bank_verifications_failures ON bank_verifications (mortgage_id, verified, checked_at);
+-- The failed-attempt limit counts one application's failures with one linked account in the last hour.
+CREATE INDEX bank_verifications_failures ON bank_verifications (mortgage_id, linked_account_hash, verified, checked_at);
