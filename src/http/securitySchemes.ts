@@ -3,17 +3,34 @@
  * by scheme name. Each returns what the operation sees in `ctx.security[scheme]`, or throws an
  * AuthenticationError whose message becomes the 401's detail.
  */
+import { parseBankToken } from '../banks/tokenFormat.ts';
 import type { AppServices } from '../services/appServices.ts';
 import { authenticateBankToken, BankTokenRefused } from '../services/bankVerification.ts';
 import type { SecurityHandler } from './contract.ts';
+import { problems } from './problem.ts';
+import { RateLimiter } from './rateLimit.ts';
 import { AuthenticationError, bearerToken } from './security.ts';
 
 export function securityHandlers(services: AppServices): Record<string, SecurityHandler> {
+  // Bank tokens are checked with the partner (introspection) before anything else, so requests are
+  // limited per partner before that call: junk tokens must not make the service hammer a partner.
+  const partnerLimiter = new RateLimiter(services.config.rateLimitPerMinute);
   return {
     // bank token scheme (issue: bank verification)
-    bankToken: async (authorization) => {
+    bankToken: async (authorization, koa) => {
       if (authorization !== undefined && !bearerToken(authorization)) {
         throw new AuthenticationError('The Authorization header must be "Bearer <bank token>".');
+      }
+      const parsed = authorization === undefined ? null : parseBankToken(bearerToken(authorization) ?? '');
+      if (parsed && partnerLimiter.enabled) {
+        const decision = partnerLimiter.consume(`partner:${parsed.partnerId}`, services.clock.now().getTime());
+        koa.set(decision.headers);
+        if (!decision.allowed) {
+          throw problems.rateLimited(
+            `This bank partner's tokens have used their ${services.config.rateLimitPerMinute} requests for this minute; retry after ${decision.retryAfterSeconds} seconds.`,
+            { 'Retry-After': String(decision.retryAfterSeconds) },
+          );
+        }
       }
       try {
         return await authenticateBankToken(services, authorization === undefined ? null : bearerToken(authorization));
