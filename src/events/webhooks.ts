@@ -52,11 +52,14 @@ export async function checkEndpointUrl(raw: string, allowedHosts: readonly strin
   return verdict.url;
 }
 
-function checkEvents(events: readonly string[]): WebhookEventType[] {
-  const unknown = events.filter((e) => !isEventType(e));
+/** Event names must be kinds of the spec's webhooks section; `pointer` locates them in the request body. */
+function checkEvents(events: readonly string[], pointer: (index: number) => string): WebhookEventType[] {
+  const unknown = events.map((event, index) => ({ event, index })).filter(({ event }) => !isEventType(event));
   if (unknown.length > 0) {
-    throw problems.unprocessable('unknown_event_type', `Unknown event ${unknown.join(', ')}; valid events: ${eventTypes().join(', ')}`, {
+    const valid = eventTypes().join(', ');
+    throw problems.unprocessable('unknown_event_type', `Unknown event ${unknown.map((u) => u.event).join(', ')}; valid events: ${valid}`, {
       validEvents: eventTypes(),
+      errors: unknown.map(({ index }) => ({ pointer: pointer(index), message: `is not an event kind; valid events: ${valid}` })),
     });
   }
   return events as WebhookEventType[];
@@ -77,7 +80,7 @@ export async function createWebhook(
   accountId: string,
   input: { url: string; events: readonly string[]; description?: string | undefined },
 ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
-  const events = checkEvents(input.events);
+  const events = checkEvents(input.events, (i) => `/events/${i}`);
   const url = await checkEndpointUrl(input.url, s.config.webhooks.allowedHosts);
   const webhookId = newId('whk');
   const secret = newWebhookSecret();
@@ -96,7 +99,7 @@ export async function updateWebhook(
   changes: { url?: string | undefined; events?: readonly string[] | undefined; description?: string | undefined; enabled?: boolean | undefined },
 ): Promise<WebhookEndpointRecord> {
   await requireEndpoint(s.store, accountId, webhookId);
-  const events = changes.events === undefined ? undefined : checkEvents(changes.events);
+  const events = changes.events === undefined ? undefined : checkEvents(changes.events, (i) => `/events/${i}`);
   const url = changes.url === undefined ? undefined : await checkEndpointUrl(changes.url, s.config.webhooks.allowedHosts);
   const now = s.clock.now().toISOString();
   const updated = await s.store.transaction(async (tx) => {
@@ -155,7 +158,7 @@ export async function sendTestEvent(
   webhookId: string,
   eventType: string,
 ): Promise<{ eventId: string; event: WebhookEventType; payload: WebhookEventPayload }> {
-  const [type] = checkEvents([eventType]);
+  const [type] = checkEvents([eventType], () => '/event');
   const payload = eventKind(type!).example;
   const result = await s.store.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, accountId, webhookId);

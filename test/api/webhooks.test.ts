@@ -113,11 +113,12 @@ describe('createWebhook', () => {
       headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ url: 'https://hooks.harborlending.example/x', events: ['application.rejected'] }),
     });
-    expect(response.status).toBe(400);
-    const problem = (await response.json()) as { errors: Array<{ pointer: string; message: string }> };
+    expect(response.status).toBe(422);
+    const problem = (await response.json()) as { code: string; errors: Array<{ pointer: string; message: string }> };
+    expect(problem.code).toBe('unknown_event_type');
     expect(problem.errors).toContainEqual({
       pointer: '/events/0',
-      message: `must be one of: ${Object.keys(specWebhooks).map((n) => JSON.stringify(n)).join(', ')}`,
+      message: `is not an event kind; valid events: ${Object.keys(specWebhooks).join(', ')}`,
     });
   });
 
