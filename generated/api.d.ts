@@ -37,7 +37,9 @@ export interface paths {
         /**
          * Create an API key
          * @description Creates a key for the caller's account and returns its secret, shown only in this
-         *     response. Needs an admin key.
+         *     response. Needs an admin key. The secret is never stored, so a retry with the same
+         *     `Idempotency-Key` does not replay it: it gets 409 `idempotency_secret_withheld`, naming the
+         *     key that was created (revoke it and create another if the secret was lost).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -63,6 +65,659 @@ export interface paths {
          *     last active admin key cannot be revoked (422), so the account is never locked out. Needs an admin key.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a quote
+         * @description Prices a fixed-rate loan from the account's rate sheet (see `GET /v1/pricing`) and stores the
+         *     quote. Send the amount (major units, at most two decimals) and the term in whole **years**
+         *     (1 to 40; `360` is refused with a message that says "years"); a property value gives the
+         *     loan-to-value ratio and a credit score sharpens the rate.
+         *
+         *     The rate is the base rate of the term's band plus the LTV band's and the credit-score band's
+         *     adjustments. The monthly payment is the standard amortization payment rounded half-up to the
+         *     cent; each month's interest is the balance times the monthly rate, rounded to the cent; the
+         *     final payment is adjusted so the balance ends at exactly 0.00, and `totalInterest` and
+         *     `totalOfPayments` are the sums of that schedule. The APR follows Regulation Z Appendix J
+         *     (actuarial method), stated to three decimals.
+         *
+         *     Refusals with `422`: `amount_out_of_bounds` (outside the sheet's `minAmount`–`maxAmount`,
+         *     1,000 to 50,000,000 by default), `term_not_priced` (a term no band of the sheet covers),
+         *     `ltv_above_maximum` (LTV above the sheet's `maxLtv`, 97 % by default). An amount or property
+         *     value with more than two decimals is a `400` pointing at the field.
+         *
+         *     The quote never changes afterwards: `GET /v1/quotes/{quoteId}` returns it as made, even after
+         *     it expires (`expiresAt`) or the sheet changes.
+         */
+        post: operations["createQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes/{quoteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a quote
+         * @description The quote as it was made: the same figures byte for byte, whatever the rate sheet has become.
+         *     An expired quote still reads back, with its `expiresAt` in the past. Another account's quote
+         *     answers 404.
+         */
+        get: operations["getQuote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes/{quoteId}/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a quote's amortization schedule
+         * @description Every monthly payment of the quote: its number, the payment, the principal and interest parts
+         *     and the balance after it. Built from the quote's own amount, rate and term, so it always agrees
+         *     with the quote's figures: each payment but the last equals `monthlyPayment`, the interest sums
+         *     to `totalInterest` and the last balance is 0. JSON by default; send `Accept: text/csv` for a
+         *     CSV file (header `number,payment,principal,interest,balance`, amounts with two decimals).
+         */
+        get: operations["getQuoteSchedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the account's rate sheet
+         * @description The rate sheet every new quote of the account is priced from, its fees and the quote validity.
+         *     Until the account sets its own (`PUT /v1/pricing`), the documented default applies
+         *     (`isDefault: true`):
+         *
+         *     | Term (years) | Base rate |
+         *     |---|---|
+         *     | 1–10 | 5.750 % |
+         *     | 11–15 | 5.875 % |
+         *     | 16–20 | 6.125 % |
+         *     | 21–30 | 6.500 % |
+         *     | 31–40 | 6.875 % |
+         *
+         *     LTV adjustments: up to 60 % −0.250; above 60 up to 80 % 0; above 80 up to 90 % +0.250; above
+         *     90 up to 97 % +0.500; maximum LTV 97 %. Credit-score adjustments: 300–619 +1.500, 620–679
+         *     +0.750, 680–739 +0.250, 740–850 0. Without a property value or a credit score, that adjustment
+         *     is not applied. Loan amounts 1,000 to 50,000,000. Fees: origination 1 % of the amount (a
+         *     prepaid finance charge), appraisal 650 (not a finance charge), underwriting 495 (a prepaid
+         *     finance charge). Quotes are valid 30 days; the rate lock period is 30 days. Needs an admin key.
+         */
+        get: operations["getPricing"];
+        /**
+         * Replace the account's rate sheet
+         * @description Replaces the account's rate sheet whole. New quotes are priced from it at once; quotes already
+         *     made keep their figures. The sheet is checked whole before anything changes: a value of the
+         *     wrong form (a missing field, a rate with more than three decimals, an amount with more than
+         *     two) gets `400`, and a sheet that breaks its rules gets `422 invalid_rate_sheet` (overlapping
+         *     term bands; LTV or credit-score bands with gaps or overlaps or not reaching `maxLtv` / 850; a
+         *     base rate that the lowest adjustments would make negative; `minAmount` above `maxAmount`;
+         *     a repeated or reserved fee name; prepaid finance charges that consume a `minAmount` loan),
+         *     each with an `errors[]` pointer into the sheet. Term bands may leave gaps: a term no band
+         *     covers is not quoted (`422 term_not_priced`). See `GET /v1/pricing` for the default sheet.
+         *     Needs an admin key.
+         */
+        put: operations["updatePricing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The account's webhook endpoints, newest first. Secrets are never returned: each endpoint
+         *     shows only a hint. Any key of the account may read them.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers an endpoint that receives the chosen events, and returns its signing secret, shown
+         *     only in this response. Every delivery is a signed `POST` (Standard Webhooks); see the Webhook
+         *     events tag for the payloads.
+         *
+         *     The URL must be `https` and its host must resolve only to public addresses (no loopback,
+         *     private, link-local, carrier-grade NAT, multicast or unique-local addresses, in any IPv4 or
+         *     IPv6 form); the same check is made again at every connection. A URL that breaks this rule
+         *     is refused with 422 (`webhook_url_not_allowed`). Needs an admin key.
+         *
+         *     The secret is not kept with the stored response of an `Idempotency-Key`: a retry with the same
+         *     key gets 409 `idempotency_secret_withheld` naming the endpoint that was created (rotate its
+         *     secret if it was lost).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the account, with a hint of its secret (never the secret). Any key of the
+         *     account may read it; another account's endpoint answers 404.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint with its pending deliveries and delivery log. A delivery already on its
+         *     way finishes, but is not retried. Needs an admin key.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL (checked like at registration), the chosen events, the label, or whether the
+         *     endpoint is enabled. Re-enabling an endpoint the service disabled (after `410 Gone` or five
+         *     days of failures) resumes its pending deliveries. Needs an admin key.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description Makes a new signing secret, returned only in this response. For the next 24 hours each
+         *     delivery carries two signatures in `webhook-signature` (space-separated: the new secret's, then
+         *     the previous one's), so a receiver verifying with either secret accepts it while it switches
+         *     over. Rotating again within the 24 hours drops the oldest secret. Needs an admin key. A retry
+         *     with the same `Idempotency-Key` gets 409 `idempotency_secret_withheld` rather than a stored
+         *     copy of the secret (rotate again if it was lost).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues the chosen event's sample payload (its example in this document) for delivery to this
+         *     endpoint only, whether or not it chose that event. It is signed and retried like any delivery
+         *     and marked as a test in the delivery log. A disabled endpoint answers 409
+         *     (`webhook_disabled`). Needs an admin key.
+         */
+        post: operations["sendTestWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's delivery attempts
+         * @description The endpoint's delivery log: every attempt, newest first, with the event, the time, the
+         *     receiver's status code or the error, the duration and when the next attempt is due. Test events
+         *     are marked. Any key of the account may read it.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries/{eventId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event to an endpoint again
+         * @description Makes the event's delivery to this endpoint due at once, whatever its state: a pending one is
+         *     brought forward, a failed or succeeded one is sent again (with the same `webhook-id`, so a
+         *     receiver that already has it can drop the duplicate). The endpoint must be enabled (409
+         *     `webhook_disabled`), and no attempt may be under way (409 `delivery_in_flight`). Needs an admin key.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List mortgage applications
+         * @description The account's mortgage applications, newest first, optionally only those in one status.
+         */
+        get: operations["listApplications"];
+        put?: never;
+        /**
+         * Create a mortgage application
+         * @description Creates a `draft` application. `applicant.name`, `applicant.amount` and `term` are required.
+         *     The financial fields are needed for an automatic decision at submission and may be added
+         *     later with `PATCH`; an application submitted without them is referred to a person. A
+         *     `quoteId` must name a quote of this account for the same amount and term (422 otherwise).
+         */
+        post: operations["createApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a mortgage application
+         * @description The application, with its decision once it has been submitted.
+         */
+        get: operations["getApplication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a draft application
+         * @description Changes the fields sent, leaving the others as they are; `null` clears an optional field.
+         *     Only a `draft` can be edited (409 with `currentStatus` otherwise). `status` and `decision`
+         *     cannot be written: they move only through submit, approve, decline and withdraw.
+         */
+        patch: operations["updateApplication"];
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit an application for a decision
+         * @description Moves a `draft` to `submitted` and decides it at once, within this request, by the
+         *     account's underwriting rules (see `GET /v1/underwriting`): `approved` when every rule
+         *     passes, `declined` when any rule misses far beyond its referral limit, `referred` (to a
+         *     person) otherwise, including when financial data is missing or the loan cannot be priced.
+         *     The debt-to-income ratio uses the monthly payment of the application's quote when it has
+         *     one, and otherwise prices the loan with the account's rate sheet. An approval publishes the
+         *     `application.approved` event in the same transaction. Only a draft can be submitted (409).
+         */
+        post: operations["submitApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a referred application
+         * @description A reviewer's decision on a `referred` application: it becomes `approved`, the decision records
+         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons. Publishes the `application.approved` event in the same transaction.
+         *     Any other status is refused with 409 and `currentStatus`. Needs an admin key.
+         */
+        post: operations["approveApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a referred application
+         * @description A reviewer's decision on a `referred` application: it becomes `declined`, the decision records
+         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons.
+         *     Any other status is refused with 409 and `currentStatus`. Needs an admin key.
+         */
+        post: operations["declineApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw an application
+         * @description Withdraws a `draft`, `submitted` or `referred` application; `withdrawn` is final and takes no
+         *     more documents. An approved, declined or already withdrawn application is refused with 409
+         *     and `currentStatus`.
+         */
+        post: operations["withdrawApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an application's documents
+         * @description The documents attached to the application, newest first.
+         */
+        get: operations["listDocuments"];
+        put?: never;
+        /**
+         * Upload a document
+         * @description Attaches a document to the application: `multipart/form-data` with one `documentType` field
+         *     and one `file` part. The file's type is found from its leading bytes (PDF, PNG or JPEG;
+         *     anything else gets 415, whatever the part's declared type); its size and SHA-256 are
+         *     recorded. Files above `DOCUMENT_MAX_BYTES` (20 MiB unless the operator sets otherwise) get
+         *     413 and nothing is kept. A withdrawn or declined application takes no documents (409). Each
+         *     upload publishes the `document.uploaded` event, whose `url` is the document's download URL.
+         */
+        post: operations["uploadDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/documents/{documentId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a document's bytes
+         * @description The document's bytes exactly as uploaded, with the content type found from them
+         *     (`application/pdf`, `image/png` or `image/jpeg`) and `Content-Disposition: attachment`.
+         *     This is the `url` of the document and of its `document.uploaded` event.
+         */
+        get: operations["downloadDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/underwriting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the underwriting rules
+         * @description The rules that decide submitted applications for this account: the defaults until an admin
+         *     sets others (`updatedAt` is then null). Needs an admin key.
+         */
+        get: operations["getUnderwritingRules"];
+        /**
+         * Set the underwriting rules
+         * @description Replaces the account's underwriting rules. Applications already decided keep their
+         *     decisions; the next submission uses the new rules. A referral limit on the wrong side of
+         *     its approval threshold is refused with 422. Needs an admin key.
+         */
+        put: operations["updateUnderwritingRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mortgages/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export mortgage records
+         * @description Streams the account's mortgage applications, oldest first, as one file: `json`
+         *     (`{"data": [...]}`), `ndjson` (one record a line), `csv` (a header row, then one row per
+         *     record, with flattened names such as `applicant.name`), or a custom format of the account
+         *     (`format=<name>`, see `/v1/export-formats`), such as a CSV layout of its own or MISMO 3.4 XML.
+         *
+         *     The response is streamed while the records are read, so its size has no limit and memory
+         *     does not grow with it; a client that disconnects stops the export. Every parameter is
+         *     checked before the first byte is sent: an unknown `format` is a `400` with `code:
+         *     unknown_format` and `validFormats` (the built-in formats and the account's own), an unknown
+         *     name in `fields` a `400` with `code: unknown_fields` naming it. An error after the first byte
+         *     (rare: the service stopping) cuts the response short, so a client should treat a response
+         *     that does not end well-formed (JSON not closed, MISMO `MESSAGE` not closed) as failed.
+         *
+         *     The export is not a point-in-time snapshot: it includes the applications that existed when
+         *     it began, each as it was when its batch was read. CSV follows RFC 4180 (UTF-8, CRLF line
+         *     ends); text cells that begin with `=`, `+`, `-`, `@`, a tab, CR or LF are prefixed with `'`
+         *     so that a spreadsheet shows them rather than running them (OWASP CSV injection); numbers are
+         *     written as they are.
+         */
+        get: operations["exportMortgages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/export-formats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List custom export formats
+         * @description The account's custom export formats, by name. The built-in formats `json`, `ndjson` and
+         *     `csv` are always available and not listed.
+         */
+        get: operations["listExportFormats"];
+        put?: never;
+        /**
+         * Create a custom export format
+         * @description Creates a named export format for the account, used as `format=<name>` on
+         *     `GET /v1/mortgages/export`: a CSV layout of its own (delimiter, columns and their order and
+         *     headers, date and number formatting) or MISMO 3.4 XML. The name must be free (409
+         *     `format_name_taken`) and not a built-in format's (422 `reserved_format_name`); an account
+         *     holds at most 100 formats (422 `too_many_formats`). Needs an admin key.
+         */
+        post: operations["createExportFormat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/export-formats/{formatName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a custom export format
+         * @description One of the account's custom export formats, by name.
+         */
+        get: operations["getExportFormat"];
+        /**
+         * Replace a custom export format
+         * @description Replaces everything of the format but its name; options left out return to their defaults.
+         *     Exports already under way finish with the format they started with. Needs an admin key.
+         */
+        put: operations["replaceExportFormat"];
+        post?: never;
+        /**
+         * Delete a custom export format
+         * @description Deletes the format; `format=<name>` is then refused as unknown. Exports already under way
+         *     finish. Needs an admin key.
+         */
+        delete: operations["deleteExportFormat"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/banks/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an applicant's bank details
+         * @description Checks, with the applicant's bank, that the account the bank token names is the applicant's:
+         *     the account number sent must be the account's number (compared exactly, in constant time)
+         *     and the account holder's name must match the application's applicant name (see `NameMatch`).
+         *     Every check is recorded on the application; the latest appears in the export.
+         *
+         *     **Authentication.** Only a bank partner's token is accepted: `Authorization: Bearer
+         *     bnk_tok_<partner key>_<token>`, issued by a partner the operator registered. An API key gets
+         *     `401` here (and a bank token gets `401` on every other operation). A missing, unknown,
+         *     disabled-partner or expired token gets `401`.
+         *
+         *     **Scope.** A bank token belongs to a partner, not to an account: the application is found by
+         *     its `mortgageId` across the accounts the partner serves (all of them unless the operator
+         *     restricted the partner). An unknown id, or an application of an account the partner does not
+         *     serve, gets `404`.
+         *
+         *     **Limits.** After 5 failed verifications of one application with the same linked account (the
+         *     account the token names) within an hour, further attempts with that account get `429` with
+         *     `Retry-After` until the oldest failure is an hour old. If the partner cannot be
+         *     reached the answer is `502` (`bank_partner_unavailable`, with `Retry-After`), and nothing is
+         *     recorded.
+         */
+        post: operations["verifyBankDetails"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -355,9 +1010,1366 @@ export interface components {
              */
             url: string;
         };
+        /**
+         * @description What a quote is asked for: the amount and the term (interface document, section 2.2), and
+         *     optionally the property value and the borrower's credit score, which sharpen the rate.
+         */
+        QuoteRequest: {
+            /**
+             * @description The loan amount in major units of the account's currency, at most two decimals. The
+             *     account's rate sheet bounds it further (1,000 to 50,000,000 by default): outside them
+             *     the answer is `422 amount_out_of_bounds`.
+             * @example 350000
+             */
+            amount: number;
+            /**
+             * @description The loan term in whole years, 1 to 40 (not months).
+             * @example 30
+             */
+            term: number;
+            /**
+             * @description The property's value in major units, at most two decimals. Gives the loan-to-value ratio (`ltv`).
+             * @example 437500
+             */
+            propertyValue?: number | null;
+            /**
+             * @description The borrower's credit score (300 to 850).
+             * @example 742
+             */
+            creditScore?: number | null;
+        };
+        /**
+         * @description A priced quote, stored as made: reading it later returns the same figures, whatever the rate
+         *     sheet has become since. Money in major units of `currency`, rates in percent.
+         */
+        Quote: {
+            /**
+             * @description The quote's identifier.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId: string;
+            /**
+             * @description The loan amount.
+             * @example 350000
+             */
+            amount: number;
+            /**
+             * @description The loan term in years.
+             * @example 30
+             */
+            term: number;
+            /**
+             * @description ISO 4217 code of the account's currency.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description The property value sent, or null.
+             * @example 437500
+             */
+            propertyValue: number | null;
+            /**
+             * @description The credit score sent, or null.
+             * @example 742
+             */
+            creditScore: number | null;
+            /**
+             * @description The annual note rate in percent (three decimals at most).
+             * @example 6.5
+             */
+            interestRate: number;
+            /**
+             * @description The annual percentage rate in percent, three decimals, by the actuarial method of
+             *     Regulation Z Appendix J: the rate at which the amount financed equals the present value of
+             *     the payments, the last one included.
+             * @example 6.611
+             */
+            apr: number;
+            /**
+             * @description The level monthly payment of principal and interest, rounded half-up to the cent.
+             * @example 2212.24
+             */
+            monthlyPayment: number;
+            /**
+             * @description How many monthly payments the schedule has (12 per year of the term).
+             * @example 360
+             */
+            numberOfPayments: number;
+            /**
+             * @description The last payment, adjusted so the balance ends at exactly 0.00.
+             * @example 2209.89
+             */
+            finalPayment: number;
+            /**
+             * @description The sum of the schedule's interest.
+             * @example 446404.05
+             */
+            totalInterest: number;
+            /**
+             * @description The sum of every payment of the schedule.
+             * @example 796404.05
+             */
+            totalOfPayments: number;
+            /** @description Every fee, itemised. */
+            fees: components["schemas"]["QuoteFee"][];
+            /**
+             * @description The amount less the prepaid finance charges (Regulation Z § 1026.18(b)).
+             * @example 346005
+             */
+            amountFinanced: number;
+            /**
+             * @description Total interest plus the prepaid finance charges (Regulation Z § 1026.18(d)).
+             * @example 450399.05
+             */
+            financeCharge: number;
+            /**
+             * @description The loan-to-value ratio in percent (three decimals) when a property value was sent, else null.
+             * @example 80
+             */
+            ltv: number | null;
+            /**
+             * @description How long the rate is held once locked.
+             * @example 30
+             */
+            lockPeriodDays: number;
+            createdAt: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When the quote stops being valid. An expired quote still reads back.
+             * @example 2026-12-21T18:30:00.000Z
+             */
+            expiresAt: string;
+        };
+        /** @description One fee of a quote, in the currency of the quote. */
+        QuoteFee: {
+            /**
+             * @description The fee's identifier (`origination` for the origination fee).
+             * @example origination
+             */
+            name: string;
+            /**
+             * @description The fee in major units.
+             * @example 3500
+             */
+            amount: number;
+            /**
+             * @description True when the fee is a prepaid finance charge (Regulation Z § 1026.4), deducted from the amount financed.
+             * @example true
+             */
+            prepaidFinanceCharge: boolean;
+        };
+        /** @description The quote's amortization schedule, one row per monthly payment; the last row's balance is 0. */
+        AmortizationSchedule: {
+            /**
+             * @description The quote the schedule belongs to.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId: string;
+            /**
+             * @description ISO 4217 code of the amounts.
+             * @example USD
+             */
+            currency: string;
+            /** @description The payments, in order. */
+            payments: components["schemas"]["AmortizationRow"][];
+        };
+        /** @description One monthly payment of the schedule. */
+        AmortizationRow: {
+            /**
+             * @description The payment's number, from 1.
+             * @example 1
+             */
+            number: number;
+            /**
+             * @description The payment.
+             * @example 2212.24
+             */
+            payment: number;
+            /**
+             * @description The part of the payment that repays principal.
+             * @example 316.41
+             */
+            principal: number;
+            /**
+             * @description The month's interest, the balance times the monthly rate rounded half-up to the cent.
+             * @example 1895.83
+             */
+            interest: number;
+            /**
+             * @description The balance after the payment.
+             * @example 349683.59
+             */
+            balance: number;
+        };
+        /** @description The account's rate sheet, and whether it is the documented default or one the account set. */
+        PricingSettings: {
+            rateSheet: components["schemas"]["RateSheet"];
+            /**
+             * @description True while the account has never set its own sheet and the default applies.
+             * @example false
+             */
+            isDefault: boolean;
+            /**
+             * Format: date-time
+             * @description When the account last set its sheet, or null for the default.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            updatedAt: string | null;
+        };
+        /**
+         * @description An account's pricing: what every quote of the account is priced from. A quote's rate is the
+         *     base rate of its term plus the adjustment of its loan-to-value band (when a property value is
+         *     given) plus the adjustment of its credit-score band (when a credit score is given).
+         *
+         *     Rules a sheet must keep (else `422 invalid_rate_sheet` with a pointer per problem): term bands
+         *     do not overlap (a term no band covers is not priced: quotes for it get `422 term_not_priced`);
+         *     LTV bands start at 0, follow each other without gap or overlap (each `aboveLtv` equals the
+         *     previous `upToLtv`) and reach at least `maxLtv`; credit-score bands cover 300 to 850 without gap
+         *     or overlap; no combination of a base rate and adjustments is negative; `minAmount` ≤ `maxAmount`;
+         *     fee names are unique and `origination` is reserved; the prepaid finance charges leave a positive
+         *     amount financed at `minAmount`. Rates and percentages have at most three decimals, money at most
+         *     two (else `400`).
+         */
+        RateSheet: {
+            /** @description The annual note rate by loan term, one entry per band of whole years. */
+            baseRates: components["schemas"]["RateSheetTermRate"][];
+            /** @description Rate adjustments by loan-to-value band, in ascending order. */
+            ltvAdjustments: components["schemas"]["RateSheetLtvBand"][];
+            /** @description Rate adjustments by credit-score band, in ascending order, covering 300 to 850. */
+            creditScoreAdjustments: components["schemas"]["RateSheetCreditScoreBand"][];
+            /**
+             * @description The highest loan-to-value ratio quoted, in percent; above it a quote gets `422 ltv_above_maximum`.
+             * @example 97
+             */
+            maxLtv: number;
+            /**
+             * @description The smallest loan amount quoted, in major units; below it `422 amount_out_of_bounds`.
+             * @example 1000
+             */
+            minAmount: number;
+            /**
+             * @description The largest loan amount quoted, in major units; above it `422 amount_out_of_bounds`.
+             * @example 50000000
+             */
+            maxAmount: number;
+            /**
+             * @description The origination fee as a percentage of the loan amount (rounded half-up to the cent). It is
+             *     always a prepaid finance charge (Regulation Z § 1026.4) and appears in a quote's fees as `origination`.
+             * @example 1
+             */
+            originationFeePercent: number;
+            /** @description Fixed fees charged on every loan. */
+            flatFees: components["schemas"]["Fee"][];
+            /**
+             * @description How long a quote stays valid after it is made (`expiresAt`).
+             * @example 30
+             */
+            quoteValidityDays: number;
+            /**
+             * @description How long the quoted rate is held once the borrower locks it.
+             * @example 30
+             */
+            lockPeriodDays: number;
+        };
+        /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
+        RateSheetTermRate: {
+            /**
+             * @description The shortest term of the band, in years.
+             * @example 21
+             */
+            minTermYears: number;
+            /**
+             * @description The longest term of the band, in years.
+             * @example 30
+             */
+            maxTermYears: number;
+            /**
+             * @description The annual base rate in percent, at most three decimals.
+             * @example 6.5
+             */
+            rate: number;
+        };
+        /**
+         * @description The rate adjustment for loan-to-value ratios above `aboveLtv` up to and including `upToLtv`
+         *     (the first band also includes 0). LTV is the amount over the property value, in percent,
+         *     rounded half-up to three decimals.
+         */
+        RateSheetLtvBand: {
+            /**
+             * @description The band's lower bound (excluded), in percent.
+             * @example 80
+             */
+            aboveLtv: number;
+            /**
+             * @description The band's upper bound (included), in percent.
+             * @example 90
+             */
+            upToLtv: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
+        /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
+        RateSheetCreditScoreBand: {
+            /**
+             * @description The band's lowest score.
+             * @example 680
+             */
+            minScore: number;
+            /**
+             * @description The band's highest score.
+             * @example 739
+             */
+            maxScore: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
+        /** @description A fee charged on the loan, and whether it is a prepaid finance charge (Regulation Z § 1026.4), which lowers the amount financed and so raises the APR. */
+        Fee: {
+            /**
+             * @description The fee's identifier, lowercase with underscores.
+             * @example appraisal
+             */
+            name: string;
+            /**
+             * @description The fee in major units, at most two decimals.
+             * @example 650
+             */
+            amount: number;
+            /**
+             * @description True when the fee is a prepaid finance charge, paid at closing and counted in the APR.
+             * @example false
+             */
+            prepaidFinanceCharge: boolean;
+        };
+        /**
+         * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
+         *     tag): `application.approved` or `document.uploaded`.
+         * @example application.approved
+         * @enum {string}
+         */
+        WebhookEventType: "application.approved" | "document.uploaded";
+        /**
+         * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
+         *     tag): `application.approved` or `document.uploaded`. Another name is refused with 422
+         *     (`unknown_event_type`), naming the valid ones.
+         * @example application.approved
+         */
+        WebhookEventName: string;
+        /**
+         * @description Identifier of a webhook endpoint.
+         * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description Identifier of an event; deliveries carry it in the `webhook-id` header.
+         * @example evt-01jdz8q5s7u9w1y3a5c7e9g1j3
+         */
+        EventId: string;
+        /**
+         * Format: uri
+         * @description Where deliveries are sent: an `https` URL whose host resolves only to public addresses (checked
+         *     when registering and again at every connection; redirects are not followed). Plain `http`
+         *     and private or loopback hosts are allowed only for hosts the operator lists in
+         *     `WEBHOOK_ALLOWED_HOSTS`.
+         * @example https://hooks.harborlending.example/mortgage-events
+         */
+        WebhookUrl: string;
+        /**
+         * @description A registered webhook endpoint. Its signing secret is shown only when the endpoint is created or
+         *     the secret rotated; afterwards only a hint.
+         */
+        Webhook: {
+            webhookId: components["schemas"]["WebhookEndpointId"];
+            url: components["schemas"]["WebhookUrl"];
+            /**
+             * @description A label to tell endpoints apart (may be empty).
+             * @example Loan servicing system
+             */
+            description: string;
+            /** @description The events this endpoint receives; it receives no other. */
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description Whether deliveries are sent. A disabled endpoint gets no new events; its pending deliveries wait until it is enabled again. */
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled: `gone` (the receiver answered `410 Gone`), `failing` (every
+             *     attempt failed for five days), `manual` (disabled through the API); null while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "gone" | "failing" | "manual" | null;
+            /**
+             * Format: date-time
+             * @description When the endpoint was disabled, or null.
+             * @example null
+             */
+            disabledAt: string | null;
+            /**
+             * @description The secret's prefix and last four characters, to recognise it without revealing it.
+             * @example whsec_…MIOI=
+             */
+            secretHint: string;
+            /**
+             * Format: date-time
+             * @description After a rotation, until when the previous secret still signs each delivery beside the new
+             *     one (two signatures in `webhook-signature`); null when no previous secret is in use.
+             * @example null
+             */
+            previousSecretExpiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description Start of the current run of failed attempts, or null when the last attempt succeeded. After five days the endpoint is disabled.
+             * @example null
+             */
+            failingSince: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        /** @description The endpoint and, this once, its signing secret. */
+        WebhookWithSecret: components["schemas"]["Webhook"] & {
+            /**
+             * @description The signing secret (`whsec_` and base64), shown only in this response. Verify each
+             *     delivery with it and the `standardwebhooks` package. Store it in a secret manager.
+             * @example whsec_o3GB99foEeS0c6aTZpGMOcmK8zbkO6ai3pB2c0iMIOI=
+             */
+            secret: string;
+        };
+        /** @description A page of the account's webhook endpoints, newest first. */
+        WebhookList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["Webhook"][];
+        };
+        /** @description A new webhook endpoint. */
+        WebhookCreateRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The events to receive (names from the `webhooks` section); the endpoint receives no other. */
+            events: components["schemas"]["WebhookEventName"][];
+            /**
+             * @description A label to tell endpoints apart.
+             * @example Loan servicing system
+             */
+            description?: string;
+        };
+        /**
+         * @description Changes to an endpoint; fields left out stay as they are. `enabled: true` re-enables an
+         *     endpoint the service disabled (its pending deliveries resume).
+         */
+        WebhookUpdateRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            /** @description The events to receive from now on. */
+            events?: components["schemas"]["WebhookEventName"][];
+            /** @description A label to tell endpoints apart. */
+            description?: string;
+            /** @description false stops deliveries; true resumes them. */
+            enabled?: boolean;
+        };
+        /** @description Which event's sample to send. */
+        WebhookTestRequest: {
+            event: components["schemas"]["WebhookEventName"];
+        };
+        /**
+         * @description A test event, queued for delivery to this endpoint only. Its payload is the example of the event
+         *     in this document, signed like any delivery; the delivery log marks it as a test.
+         */
+        WebhookTestEvent: {
+            eventId: components["schemas"]["EventId"];
+            event: components["schemas"]["WebhookEventType"];
+            webhookId: components["schemas"]["WebhookEndpointId"];
+            /**
+             * @description Always true.
+             * @constant
+             */
+            test: true;
+            /** @description The payload being delivered. */
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"];
+        };
+        /** @description One attempt to deliver an event to the endpoint. */
+        WebhookDeliveryAttempt: {
+            /**
+             * @description Identifier of this attempt.
+             * @example dlv-01jdz8r6t8v0x2z4b6d8f0h2k4
+             */
+            attemptId: string;
+            eventId: components["schemas"]["EventId"];
+            event: components["schemas"]["WebhookEventType"];
+            /** @description True for a test event sent with `POST /v1/webhooks/{webhookId}/test`. */
+            test: boolean;
+            /** @description 1 for the first attempt at this event, 2 for the first retry, and so on. */
+            attempt: number;
+            attemptedAt: components["schemas"]["Timestamp"];
+            /**
+             * @description `succeeded`: the receiver answered 2xx within 15 seconds.
+             * @enum {string}
+             */
+            outcome: "succeeded" | "failed";
+            /**
+             * @description The receiver's status code, or null when it gave none (see `error`).
+             * @example 200
+             */
+            statusCode: number | null;
+            /**
+             * @description Why the attempt got no acceptable answer (connection refused, timed out, address not allowed, redirect not followed), or null.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description How long the attempt took, in milliseconds.
+             * @example 84
+             */
+            durationMs: number;
+            /**
+             * Format: date-time
+             * @description When the event will be tried again after this failed attempt; null after a success or the last attempt.
+             * @example null
+             */
+            nextAttemptAt: string | null;
+        };
+        /** @description A page of the endpoint's delivery log, newest attempt first. */
+        WebhookDeliveryAttemptList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** @description The delivery of one event to one endpoint, across its attempts. */
+        WebhookDelivery: {
+            webhookId: components["schemas"]["WebhookEndpointId"];
+            eventId: components["schemas"]["EventId"];
+            event: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending`: an attempt is due at `nextAttemptAt`; `succeeded`; `failed`: every attempt failed (or the receiver answered 410).
+             * @enum {string}
+             */
+            state: "pending" | "succeeded" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, or null.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            nextAttemptAt: string | null;
+        };
+        /**
+         * @description Where the application is in its life. `draft` while it is being prepared and may be edited;
+         *     `submitted` while the underwriting rules decide (within the submit request); then `approved`,
+         *     `declined` or `referred` (waiting for a person: an admin approves or declines it); `withdrawn`
+         *     when the applicant or lender gives up. `approved`, `declined` and `withdrawn` are final.
+         * @example approved
+         * @enum {string}
+         */
+        ApplicationStatus: "draft" | "submitted" | "approved" | "declined" | "referred" | "withdrawn";
+        /**
+         * @description The applicant and the loan they ask for. `name` and `amount` are the fields of the interface
+         *     document's mortgage application; the financial fields feed the automated decision and may be
+         *     `null` until known (an application submitted without them is referred to a person).
+         */
+        Applicant: {
+            /**
+             * @description Applicant's full name.
+             * @example Jane Doe
+             */
+            name: string;
+            /**
+             * @description Loan amount, in the account's currency.
+             * @example 350000
+             */
+            amount: number;
+            /**
+             * Format: email
+             * @description Applicant's email, or null.
+             * @example jane.doe@example.test
+             */
+            email: string | null;
+            /**
+             * @description Gross annual income, in the account's currency, or null when not yet known.
+             * @example 120000
+             */
+            annualIncome: number | null;
+            /**
+             * @description Monthly payments on other debts (cards, car and student loans; not the new mortgage), in
+             *     the account's currency, or null when not yet known.
+             * @example 650
+             */
+            monthlyDebts: number | null;
+            /**
+             * @description Credit score (FICO range 300–850), or null when not yet known.
+             * @example 720
+             */
+            creditScore: number | null;
+        };
+        /** @description The applicant and the loan amount. `name` and `amount` are required when creating. */
+        ApplicantInput: {
+            /**
+             * @description Applicant's full name.
+             * @example Jane Doe
+             */
+            name?: string;
+            /**
+             * @description Loan amount, in the account's currency, at most two decimals.
+             * @example 350000
+             */
+            amount?: number;
+            /**
+             * Format: email
+             * @description Applicant's email.
+             * @example jane.doe@example.test
+             */
+            email?: string | null;
+            /**
+             * @description Gross annual income, in the account's currency, at most two decimals.
+             * @example 120000
+             */
+            annualIncome?: number | null;
+            /**
+             * @description Monthly payments on other debts (not the new mortgage), at most two decimals.
+             * @example 650
+             */
+            monthlyDebts?: number | null;
+            /**
+             * @description Credit score, FICO range 300–850.
+             * @example 720
+             */
+            creditScore?: number | null;
+        };
+        /**
+         * @description A mortgage application. `mortgageId`, `status`, `applicant.name` and `applicant.amount` are
+         *     the fields of the interface document's mortgage application (section 2.1).
+         *
+         *     States and transitions (any other move is refused with `409` and the problem's
+         *     `currentStatus`):
+         *
+         *     | from | action | to | who |
+         *     |---|---|---|---|
+         *     | `draft` | `POST …/submit` | `submitted` | any key of the account |
+         *     | `submitted` | decision by the underwriting rules, in the same request | `approved`, `declined` or `referred` | the service |
+         *     | `referred` | `POST …/approve` | `approved` | admin key |
+         *     | `referred` | `POST …/decline` | `declined` | admin key |
+         *     | `draft`, `submitted`, `referred` | `POST …/withdraw` | `withdrawn` | any key of the account |
+         *
+         *     Only a `draft` can be edited (`PATCH`). Every move into `approved` publishes the
+         *     `application.approved` event.
+         */
+        Application: {
+            mortgageId: components["schemas"]["MortgageId"];
+            status: components["schemas"]["ApplicationStatus"];
+            applicant: components["schemas"]["Applicant"];
+            /**
+             * @description Loan term in whole years.
+             * @example 30
+             */
+            term: number;
+            /**
+             * @description Value of the property, in the account's currency, or null when not yet known.
+             * @example 450000
+             */
+            propertyValue: number | null;
+            /**
+             * @description The quote the application is based on, or null.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId: string | null;
+            /** @description The underwriting decision, or null until the application is submitted. */
+            decision: components["schemas"]["Decision"] | null;
+            /**
+             * Format: date-time
+             * @description When the application was submitted, or null.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            submittedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the application was withdrawn, or null.
+             * @example null
+             */
+            withdrawnAt: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of the account's mortgage applications, newest first. */
+        ApplicationList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["Application"][];
+        };
+        /**
+         * @description A new mortgage application, created as a `draft`. `applicant.name`, `applicant.amount` and
+         *     `term` are required; the financial fields (`annualIncome`, `monthlyDebts`, `creditScore`,
+         *     `propertyValue`) are needed for an automatic decision and may be added later with `PATCH`.
+         */
+        ApplicationCreateRequest: {
+            applicant: components["schemas"]["ApplicantInput"] & unknown;
+            /**
+             * @description Loan term in whole years.
+             * @example 30
+             */
+            term: number;
+            /**
+             * @description Appraised or purchase value of the property, at most two decimals.
+             * @example 450000
+             */
+            propertyValue?: number | null;
+            /**
+             * @description A quote of this account for the same amount and term. When given, the decision's
+             *     debt-to-income ratio uses the quote's monthly payment.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId?: string | null;
+        };
+        /**
+         * @description Changes to a `draft` application: only the fields sent change; `null` clears an optional
+         *     field. `status` and `decision` cannot be written (use submit, approve, decline, withdraw).
+         */
+        ApplicationPatch: {
+            applicant?: components["schemas"]["ApplicantInput"];
+            /**
+             * @description Loan term in whole years.
+             * @example 25
+             */
+            term?: number;
+            /**
+             * @description Appraised or purchase value of the property, at most two decimals.
+             * @example 450000
+             */
+            propertyValue?: number | null;
+            /**
+             * @description A quote of this account for the same amount and term, or null to drop it.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId?: string | null;
+        };
+        /** @description An optional note with a reviewer's approval or decline of a referred application. */
+        ReviewDecisionRequest: {
+            /**
+             * @description Why the reviewer decided so; kept in the decision.
+             * @example Verified bonus income with the employer
+             */
+            note?: string;
+        };
+        /**
+         * @description The underwriting decision. Made by the account's underwriting rules within the submit request
+         *     (`decidedBy: underwriting_rules`): `approved` when every rule passes, `declined` when any
+         *     rule misses far beyond its limit, `referred` otherwise. A referred application is then
+         *     approved or declined by an admin (`decidedBy: reviewer`), and the rules' reasons stay.
+         */
+        Decision: {
+            /**
+             * @description The decision.
+             * @example approved
+             * @enum {string}
+             */
+            outcome: "approved" | "declined" | "referred";
+            decidedAt: components["schemas"]["Timestamp"];
+            /**
+             * @description Whether the rules decided automatically or a person reviewed a referral.
+             * @example underwriting_rules
+             * @enum {string}
+             */
+            decidedBy: "underwriting_rules" | "reviewer";
+            /**
+             * @description For a reviewer's decision, the admin API key that made it.
+             * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            reviewerKeyId?: string;
+            /**
+             * @description For a reviewer's decision, the note they gave.
+             * @example Verified bonus income with the employer
+             */
+            note?: string;
+            /** @description Each rule's judgement, in the order the rules are evaluated. */
+            reasons: components["schemas"]["DecisionReason"][];
+        };
+        /**
+         * @description How one underwriting rule judged the application. `result` is `pass` when the value is within
+         *     the approval threshold; otherwise `fail`, and `effect` says whether the miss is near
+         *     (`refer`: within `referralLimit`, a person decides) or far beyond it (`decline`). A rule whose
+         *     inputs are missing fails with effect `refer` and a null `value`.
+         *
+         *     | rule | value | passes when | refers when | declines when |
+         *     |---|---|---|---|---|
+         *     | `debt_to_income` | (monthly mortgage payment + monthlyDebts) ÷ (annualIncome ÷ 12), percent | ≤ threshold | ≤ referralLimit | above referralLimit |
+         *     | `loan_to_value` | amount ÷ propertyValue, percent | ≤ threshold | ≤ referralLimit | above referralLimit |
+         *     | `credit_score` | creditScore, points | ≥ threshold | ≥ referralLimit | below referralLimit |
+         *     | `loan_amount` | amount, USD | ≤ threshold | ≤ referralLimit | above referralLimit |
+         *     | `financial_data` | — | all of annualIncome, monthlyDebts, creditScore, propertyValue present | any is missing (`missing` lists them) | never |
+         *     | `pricing` | — | (listed only when it fails) | the rate sheet cannot price the loan, so the payment is unknown | never |
+         */
+        DecisionReason: {
+            /**
+             * @description The rule's name.
+             * @example debt_to_income
+             * @enum {string}
+             */
+            rule: "debt_to_income" | "loan_to_value" | "credit_score" | "loan_amount" | "financial_data" | "pricing";
+            /**
+             * @description Whether the application meets the rule's approval threshold.
+             * @example pass
+             * @enum {string}
+             */
+            result: "pass" | "fail";
+            /**
+             * @description What this rule alone leads to.
+             * @example approve
+             * @enum {string}
+             */
+            effect: "approve" | "refer" | "decline";
+            /**
+             * @description The limit for an automatic approval (a maximum, or a minimum for `credit_score`); null for `financial_data` and `pricing`.
+             * @example 43
+             */
+            threshold: number | null;
+            /**
+             * @description The limit beyond which a miss declines instead of referring; null for `financial_data` and `pricing`.
+             * @example 50
+             */
+            referralLimit: number | null;
+            /**
+             * @description The applicant's value, in `unit`; null when it could not be computed.
+             * @example 29.201
+             */
+            value: number | null;
+            /**
+             * @description Unit of `threshold`, `referralLimit` and `value`.
+             * @example percent
+             * @enum {string|null}
+             */
+            unit: "percent" | "points" | "USD" | null;
+            /**
+             * @description The judgement in words.
+             * @example debt-to-income 29.201 % (the priced monthly payment of 2,270.09 plus monthly debts of 650.00) is within the approval limit of 43 %
+             */
+            message: string;
+            /**
+             * @description For `financial_data`, and for rules that could not be evaluated, the missing fields.
+             * @example [
+             *       "annualIncome"
+             *     ]
+             */
+            missing?: ("annualIncome" | "monthlyDebts" | "creditScore" | "propertyValue")[];
+            /**
+             * @description For `pricing`, the code of the pricing engine's refusal.
+             * @example ltv_above_maximum
+             */
+            problemCode?: string;
+        };
+        /**
+         * @description Identifier of a document, the prefix `doc`, a hyphen, then a time-ordered random suffix.
+         * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
+         */
+        DocumentId: string;
+        /**
+         * @description A document attached to a mortgage application. The bytes are stored under the service's data
+         *     directory, named by `documentId` (never by the uploaded file name), with their size and
+         *     SHA-256 recorded; `contentType` is what the file's leading bytes show, not what the client said.
+         */
+        Document: {
+            documentId: components["schemas"]["DocumentId"];
+            mortgageId: components["schemas"]["MortgageId"];
+            documentType: components["schemas"]["DocumentType"];
+            /**
+             * @description The media type found by the file's magic bytes.
+             * @example application/pdf
+             * @enum {string}
+             */
+            contentType: "application/pdf" | "image/png" | "image/jpeg";
+            /**
+             * @description Size of the file in bytes.
+             * @example 48213
+             */
+            sizeBytes: number;
+            /**
+             * @description SHA-256 of the file's bytes, lowercase hex.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256: string;
+            /**
+             * @description The file name the client sent, kept as a label only, or null.
+             * @example payslip-2026-10.pdf
+             */
+            fileName: string | null;
+            /**
+             * Format: uri
+             * @description Where the document's bytes can be downloaded with an API key of the account.
+             * @example http://localhost:3000/v1/applications/mtg-01jdz8k3n4q2v6x9b7c5t1r0aa/documents/doc-01jdz8m2a7c4e6g8j0k2m4p6r8/content
+             */
+            url: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of an application's documents, newest first. */
+        DocumentList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["Document"][];
+        };
+        /**
+         * @description A document upload, sent as `multipart/form-data` with exactly one `documentType` field and one
+         *     `file` part. The file must be a PDF, PNG or JPEG (checked by its leading bytes; anything else
+         *     gets 415) no larger than the configured limit (`DOCUMENT_MAX_BYTES`, 20 MiB unless the
+         *     operator sets otherwise; larger gets 413).
+         */
+        DocumentUploadRequest: {
+            documentType: components["schemas"]["DocumentType"];
+            /**
+             * Format: binary
+             * @description The file's bytes.
+             */
+            file: string;
+        };
+        /**
+         * @description The account's underwriting rules: each has an approval threshold and a referral limit. Within
+         *     the threshold the rule passes; a near miss (between the threshold and the referral limit)
+         *     refers the application to a person; a miss beyond the referral limit declines it. Missing
+         *     financial data always refers. An account that never set rules uses the defaults:
+         *
+         *     | rule | approve | refer | decline | why |
+         *     |---|---|---|---|---|
+         *     | `debtToIncome` (back-end DTI, %) | ≤ 43 | ≤ 50 | > 50 | 43 % is the Qualified Mortgage limit (Reg Z §1026.43, pre-2021); 50 % is the agencies' ceiling with compensating factors |
+         *     | `loanToValue` (%) | ≤ 97 | ≤ 100 | > 100 | 97 % is the conventional maximum; above 100 % the loan exceeds the collateral |
+         *     | `creditScore` (points) | ≥ 620 | ≥ 580 | < 580 | 620 is the agencies' conventional minimum; 580 the FHA minimum for a low down payment |
+         *     | `loanAmount` (USD) | ≤ 832,750 | ≤ 1,249,125 | > 1,249,125 | the 2026 baseline conforming limit, and the 2026 high-cost-area ceiling (jumbo beyond) |
+         */
+        UnderwritingRules: {
+            /** @description Back-end debt-to-income ratio, percent. */
+            debtToIncome: {
+                /**
+                 * @description Highest DTI approved automatically.
+                 * @example 43
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Highest DTI referred to a person; above it the application is declined.
+                 * @example 50
+                 */
+                referAtMost: number;
+            };
+            /** @description Loan amount over property value, percent. */
+            loanToValue: {
+                /**
+                 * @description Highest LTV approved automatically.
+                 * @example 97
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Highest LTV referred to a person; above it the application is declined.
+                 * @example 100
+                 */
+                referAtMost: number;
+            };
+            /** @description Credit score, points. */
+            creditScore: {
+                /**
+                 * @description Lowest score approved automatically.
+                 * @example 620
+                 */
+                approveAtLeast: number;
+                /**
+                 * @description Lowest score referred to a person; below it the application is declined.
+                 * @example 580
+                 */
+                referAtLeast: number;
+            };
+            /** @description Loan amount, in the account's currency. */
+            loanAmount: {
+                /**
+                 * @description Largest amount approved automatically.
+                 * @example 832750
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Largest amount referred to a person; above it the application is declined.
+                 * @example 1249125
+                 */
+                referAtMost: number;
+            };
+            /**
+             * Format: date-time
+             * @description When an admin last set the rules, or null while the account uses the defaults.
+             * @example null
+             */
+            updatedAt: string | null;
+        };
+        /**
+         * @description The account's new underwriting rules, all four replaced together. For each maximum rule the
+         *     referral limit must be at least the approval threshold; for `creditScore` at most (422 otherwise).
+         */
+        UnderwritingRulesUpdate: {
+            /** @description Back-end debt-to-income ratio, percent. */
+            debtToIncome: {
+                /**
+                 * @description Highest DTI approved automatically, up to three decimals.
+                 * @example 43
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Highest DTI referred to a person, up to three decimals.
+                 * @example 50
+                 */
+                referAtMost: number;
+            };
+            /** @description Loan amount over property value, percent. */
+            loanToValue: {
+                /**
+                 * @description Highest LTV approved automatically, up to three decimals.
+                 * @example 95
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Highest LTV referred to a person, up to three decimals.
+                 * @example 100
+                 */
+                referAtMost: number;
+            };
+            /** @description Credit score, points. */
+            creditScore: {
+                /**
+                 * @description Lowest score approved automatically.
+                 * @example 640
+                 */
+                approveAtLeast: number;
+                /**
+                 * @description Lowest score referred to a person.
+                 * @example 600
+                 */
+                referAtLeast: number;
+            };
+            /** @description Loan amount, in the account's currency. */
+            loanAmount: {
+                /**
+                 * @description Largest amount approved automatically, at most two decimals.
+                 * @example 832750
+                 */
+                approveAtMost: number;
+                /**
+                 * @description Largest amount referred to a person, at most two decimals.
+                 * @example 1249125
+                 */
+                referAtMost: number;
+            };
+        };
+        /**
+         * @description One mortgage application as the export writes it. `mortgageId`, `status`, `applicant.name`
+         *     and `applicant.amount` are the fields of the interface document's mortgage application
+         *     (section 2.1); the rest is what the service holds about the application.
+         *
+         *     Every field is present unless the `fields` query parameter narrows the selection; a parent
+         *     object (`applicant`, `bankVerification`) is present when at least one of its fields is
+         *     selected. Amounts are in the account's currency (`currency`), at most two decimals.
+         */
+        ExportRecord: {
+            mortgageId?: components["schemas"]["MortgageId"];
+            status?: components["schemas"]["ApplicationStatus"];
+            /** @description The applicant and the loan amount asked for. */
+            applicant?: {
+                /**
+                 * @description Applicant's full name.
+                 * @example Jane Doe
+                 */
+                name?: string;
+                /**
+                 * @description Applicant's email, or null.
+                 * @example jane.doe@example.test
+                 */
+                email?: string | null;
+                /**
+                 * @description Loan amount.
+                 * @example 350000
+                 */
+                amount?: number;
+                /**
+                 * @description Gross annual income, or null when not known.
+                 * @example 120000
+                 */
+                annualIncome?: number | null;
+                /**
+                 * @description Monthly payments on other debts, or null when not known.
+                 * @example 650
+                 */
+                monthlyDebts?: number | null;
+                /**
+                 * @description Credit score (FICO range 300–850), or null when not known.
+                 * @example 720
+                 */
+                creditScore?: number | null;
+            };
+            /**
+             * @description Loan term in whole years.
+             * @example 30
+             */
+            term?: number;
+            /**
+             * @description Value of the property, or null when not known.
+             * @example 450000
+             */
+            propertyValue?: number | null;
+            /**
+             * @description ISO 4217 code of the currency of every amount in the record (the account's currency).
+             * @example USD
+             */
+            currency?: string;
+            /**
+             * @description The quote the application is based on, or null.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId?: string | null;
+            createdAt?: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When the application was submitted, or null.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            submittedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the application was approved, declined or referred, or null before a decision.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            decidedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the application was withdrawn, or null.
+             * @example null
+             */
+            withdrawnAt?: string | null;
+            updatedAt?: components["schemas"]["Timestamp"];
+            /**
+             * @description The outcome of the latest bank verification of the applicant's account for this
+             *     application, or null when none was made.
+             */
+            bankVerification?: {
+                /**
+                 * @description True when the partner bank confirmed the account details.
+                 * @example true
+                 */
+                verified?: boolean;
+                /**
+                 * @description The last four characters of the verified account number.
+                 * @example 6789
+                 */
+                accountMask?: string;
+                /**
+                 * Format: date-time
+                 * @description When the bank answered.
+                 * @example 2026-11-21T18:25:00.000Z
+                 */
+                checkedAt?: string;
+            } | null;
+        };
+        /** @description The `json` export of the account's mortgage records, oldest first. */
+        MortgageExport: {
+            /** @description Every record that matches the filters, oldest first. */
+            data: components["schemas"]["ExportRecord"][];
+        };
+        /**
+         * @description The flattened name of one field of an export record (`applicant.name` is `name` inside
+         *     `applicant`): a CSV column header, an entry of the `fields` query parameter, or a column
+         *     of a custom CSV format. Listed in the order in which the built-in formats write them.
+         * @example applicant.name
+         * @enum {string}
+         */
+        ExportFieldName: "mortgageId" | "status" | "applicant.name" | "applicant.email" | "applicant.amount" | "applicant.annualIncome" | "applicant.monthlyDebts" | "applicant.creditScore" | "term" | "propertyValue" | "currency" | "quoteId" | "createdAt" | "submittedAt" | "decidedAt" | "withdrawnAt" | "updatedAt" | "bankVerification.verified" | "bankVerification.accountMask" | "bankVerification.checkedAt";
+        /**
+         * @description The name of a custom export format, used as `format=<name>` on `GET /v1/mortgages/export`:
+         *     lower-case letters, digits, `-` and `_`, up to 40 characters. `json`, `ndjson` and `csv` are
+         *     the built-in formats' names and cannot be taken.
+         * @example lender-csv
+         */
+        ExportFormatName: string;
+        /**
+         * @description What a custom format writes: `csv` (RFC 4180 CSV with the format's delimiter, columns, headers,
+         *     date and number formatting) or `mismo` (MISMO 3.4 reference model XML: `MESSAGE`,
+         *     `DEAL_SETS`/`DEAL_SET`/`DEALS`, one `DEAL` per application with its `LOANS`/`LOAN` and the
+         *     borrower in `PARTIES`).
+         * @example csv
+         * @enum {string}
+         */
+        ExportFormatBase: "csv" | "mismo";
+        /** @description A custom export format of the account. */
+        ExportFormat: {
+            name: components["schemas"]["ExportFormatName"];
+            base: components["schemas"]["ExportFormatBase"];
+            /**
+             * @description What the format is for, or null.
+             * @example Monthly funding report for the warehouse lender
+             */
+            description: string | null;
+            /** @description The CSV options (with their defaults filled in) when `base` is `csv`; null for `mismo`. */
+            csv: components["schemas"]["CsvFormatOptions"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of the account's custom export formats, by name. */
+        ExportFormatList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["ExportFormat"][];
+        };
+        /**
+         * @description A new custom export format. `csv` options apply only when `base` is `csv` (a `mismo` format
+         *     has none); when absent, the built-in CSV defaults apply.
+         */
+        ExportFormatCreateRequest: {
+            name: components["schemas"]["ExportFormatName"];
+            base: components["schemas"]["ExportFormatBase"];
+            /**
+             * @description What the format is for.
+             * @example Monthly funding report for the warehouse lender
+             */
+            description?: string | null;
+            csv?: components["schemas"]["CsvFormatOptions"];
+        };
+        /**
+         * @description Everything of a custom export format but its name, which stays. Options left out return to
+         *     their defaults.
+         */
+        ExportFormatReplaceRequest: {
+            base: components["schemas"]["ExportFormatBase"];
+            /**
+             * @description What the format is for.
+             * @example Monthly funding report for the warehouse lender
+             */
+            description?: string | null;
+            csv?: components["schemas"]["CsvFormatOptions"];
+        };
+        /**
+         * @description How a custom CSV format writes records. Every option has a default (given with it), so `{}`
+         *     is the built-in `csv`. Quoting follows RFC 4180 whatever the options, and text cells that a
+         *     spreadsheet would run as a formula are prefixed with `'` (OWASP CSV injection).
+         */
+        CsvFormatOptions: {
+            /**
+             * @description The character between cells; `,` by default.
+             * @example ;
+             * @enum {string}
+             */
+            delimiter?: "," | ";" | "\t" | "|";
+            /**
+             * @description Whether the first line names the columns; true by default.
+             * @example true
+             */
+            includeHeader?: boolean;
+            /**
+             * @description The columns, in order. When absent: every field of the export record, in the order of
+             *     `ExportFieldName`, each headed by its name.
+             */
+            columns?: components["schemas"]["CsvColumn"][];
+            /**
+             * @description How timestamps are written: `iso8601` `2026-11-21T18:30:00.000Z`, `date` `2026-11-21`,
+             *     `dateTime` `2026-11-21 18:30:00` (UTC), `unixSeconds` `1795285800`. `iso8601` by default.
+             * @example date
+             * @enum {string}
+             */
+            dateFormat?: "iso8601" | "date" | "dateTime" | "unixSeconds";
+            /**
+             * @description The decimal separator of amounts; `.` by default.
+             * @example ,
+             * @enum {string}
+             */
+            decimalSeparator?: "." | ",";
+            /**
+             * @description The separator between groups of three digits of amounts; none by default. Must differ from `decimalSeparator`.
+             * @example .
+             * @enum {string}
+             */
+            thousandsSeparator?: "" | "," | "." | " " | "'";
+            /**
+             * @description `minimal` writes `350000` and `1234.5` (as JSON does); `two` writes `350000.00` and `1234.50`. `minimal` by default.
+             * @example two
+             * @enum {string}
+             */
+            moneyDecimals?: "minimal" | "two";
+            /**
+             * @description How yes/no fields are written, `true`/`false` (the default), `yes`/`no` or `1`/`0`.
+             * @example yesNo
+             * @enum {string}
+             */
+            booleanFormat?: "trueFalse" | "yesNo" | "oneZero";
+            /**
+             * @description Start the file with a UTF-8 byte order mark, which some spreadsheet programs need to read non-Latin letters; false by default.
+             * @example false
+             */
+            byteOrderMark?: boolean;
+        };
+        /** @description One column of a custom CSV format. */
+        CsvColumn: {
+            field: components["schemas"]["ExportFieldName"];
+            /**
+             * @description The column's header; the field name when absent.
+             * @example Loan amount
+             */
+            header?: string;
+        };
+        /**
+         * @description A bank account number as the bank writes it: 4 to 34 digits or letters (letters for IBANs,
+         *     compared without regard to case), no spaces or separators. Never stored or logged in full: the
+         *     service keeps its last four characters and a keyed hash.
+         * @example 000123456789
+         */
+        BankAccountNumber: string;
+        /** @description The application to verify and the account number the applicant gave for it. */
+        BankVerificationRequest: {
+            mortgageId: components["schemas"]["MortgageId"];
+            /** @description The applicant's bank details. */
+            applicant: {
+                accountNumber: components["schemas"]["BankAccountNumber"];
+            };
+        };
+        /**
+         * @description The outcome of one bank verification, recorded on the application (every check is kept; the
+         *     latest is the application's current outcome and appears in the export). `verified` is true
+         *     when the account number matches exactly and the holder's name matches the applicant's name.
+         *     A false result says which checks failed, never the true number or holder.
+         */
+        BankVerification: {
+            /**
+             * @description Identifier of this verification.
+             * @example bvf-01jdzb2c3d4e5f6g7h8j9k0m1n
+             */
+            verificationId: string;
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description True when the details verify, otherwise false.
+             * @example true
+             */
+            verified: boolean;
+            /**
+             * @description The last four characters of the account number sent.
+             * @example 6789
+             */
+            accountMask: string;
+            nameMatch: components["schemas"]["NameMatch"];
+            /** @description The checks that failed; empty when verified. */
+            failedChecks: components["schemas"]["BankVerificationFailedCheck"][];
+            checkedAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A check that failed: `account_number` when the number sent is not the number of the account
+         *     the bank token names; `holder_name` when the account holder's name does not match the
+         *     applicant's name (outcome `partial` or `mismatch`).
+         * @example account_number
+         * @enum {string}
+         */
+        BankVerificationFailedCheck: "account_number" | "holder_name";
+        /**
+         * @description How well the account holder's name at the bank matches the application's applicant name, after
+         *     folding case, accents, punctuation and hyphens, in any word order, with middle names and
+         *     initials weighing less. `match` from `threshold` (0.85) up, `partial` from 0.6, `mismatch`
+         *     below; only `match` verifies. The holder's name itself is never returned.
+         */
+        NameMatch: {
+            /**
+             * @description From 0 (nothing in common) to 1 (the same name once normalised), three decimals.
+             * @example 0.941
+             */
+            score: number;
+            /**
+             * @description The score read against the thresholds.
+             * @example match
+             * @enum {string}
+             */
+            outcome: "match" | "partial" | "mismatch";
+            /**
+             * @description The score at and above which the names match.
+             * @example 0.85
+             */
+            threshold: number;
+        };
     };
     responses: {
-        /** @description The request is malformed: invalid JSON, or a body, parameter or header that does not match the schema. `errors` lists each offending place. */
+        /** @description The request is malformed: invalid JSON, a body, parameter or header that does not match the schema, or a body sent to an operation that takes none. `errors` lists each offending place. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -463,6 +2475,79 @@ export interface components {
             };
         };
         /**
+         * @description The request breaks a business rule; `code` says which. For a webhook URL: `webhook_url_not_allowed`
+         *     (not https, or a host that is or resolves to a non-public address) or `webhook_url_invalid`.
+         */
+        WebhookUrlNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The endpoint or delivery is not in a state that allows this: `webhook_disabled` (enable the
+         *     endpoint first), `delivery_in_flight` (an attempt is under way), or an `Idempotency-Key` still in progress.
+         */
+        WebhookStateConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The application's current status does not allow this action (see the state table of the
+         *     Application schema); `currentStatus` says where it is. Also sent when a request with the same
+         *     `Idempotency-Key` is still in progress.
+         */
+        InvalidTransition: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The application has had 5 failed verifications with the account this bank token names in the
+         *     last hour (a guard against guessing). Retry after `Retry-After` seconds, when the oldest of them
+         *     leaves the hour. Failures with other linked accounts do not count, so a stranger cannot lock the
+         *     applicant out. The same status, with code `rate_limited`, answers when one partner's tokens
+         *     make more than `RATE_LIMIT_PER_MINUTE` requests in a minute.
+         */
+        BankVerificationAttemptsExceeded: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The bank partner failed, so nothing was checked or recorded. `bank_partner_unavailable`: it
+         *     could not be reached, did not answer in time or kept answering 5xx; retry after `Retry-After`
+         *     seconds. `bank_partner_invalid_response`: it answered something outside its contract; retrying
+         *     will not help until the partner is fixed.
+         */
+        BankPartnerFailed: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description Any 2xx status within 15 seconds acknowledges the delivery. Anything else is retried
          *     (immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, with jitter; a
          *     `Retry-After` header is honoured). `410 Gone` disables the endpoint.
@@ -498,6 +2583,36 @@ export interface components {
          * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
          */
         KeyId: string;
+        /**
+         * @description The quote's identifier.
+         * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+         */
+        QuoteId: string;
+        /**
+         * @description The webhook endpoint's identifier.
+         * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+         */
+        WebhookEndpointId: components["schemas"]["WebhookEndpointId"];
+        /**
+         * @description The event's identifier (the `webhook-id` header of its deliveries).
+         * @example evt-01jdz8q5s7u9w1y3a5c7e9g1j3
+         */
+        EventId: components["schemas"]["EventId"];
+        /**
+         * @description The mortgage application's identifier.
+         * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+         */
+        MortgageId: components["schemas"]["MortgageId"];
+        /**
+         * @description The document's identifier.
+         * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
+         */
+        DocumentId: components["schemas"]["DocumentId"];
+        /**
+         * @description The custom export format's name.
+         * @example lender-csv
+         */
+        FormatName: components["schemas"]["ExportFormatName"];
         /**
          * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
          * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
@@ -570,6 +2685,64 @@ export type SchemaMortgageId = components['schemas']['MortgageId'];
 export type SchemaDocumentType = components['schemas']['DocumentType'];
 export type SchemaApplicationApprovedEvent = components['schemas']['ApplicationApprovedEvent'];
 export type SchemaDocumentUploadedEvent = components['schemas']['DocumentUploadedEvent'];
+export type SchemaQuoteRequest = components['schemas']['QuoteRequest'];
+export type SchemaQuote = components['schemas']['Quote'];
+export type SchemaQuoteFee = components['schemas']['QuoteFee'];
+export type SchemaAmortizationSchedule = components['schemas']['AmortizationSchedule'];
+export type SchemaAmortizationRow = components['schemas']['AmortizationRow'];
+export type SchemaPricingSettings = components['schemas']['PricingSettings'];
+export type SchemaRateSheet = components['schemas']['RateSheet'];
+export type SchemaRateSheetTermRate = components['schemas']['RateSheetTermRate'];
+export type SchemaRateSheetLtvBand = components['schemas']['RateSheetLtvBand'];
+export type SchemaRateSheetCreditScoreBand = components['schemas']['RateSheetCreditScoreBand'];
+export type SchemaFee = components['schemas']['Fee'];
+export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
+export type SchemaWebhookEventName = components['schemas']['WebhookEventName'];
+export type SchemaWebhookEndpointId = components['schemas']['WebhookEndpointId'];
+export type SchemaEventId = components['schemas']['EventId'];
+export type SchemaWebhookUrl = components['schemas']['WebhookUrl'];
+export type SchemaWebhook = components['schemas']['Webhook'];
+export type SchemaWebhookWithSecret = components['schemas']['WebhookWithSecret'];
+export type SchemaWebhookList = components['schemas']['WebhookList'];
+export type SchemaWebhookCreateRequest = components['schemas']['WebhookCreateRequest'];
+export type SchemaWebhookUpdateRequest = components['schemas']['WebhookUpdateRequest'];
+export type SchemaWebhookTestRequest = components['schemas']['WebhookTestRequest'];
+export type SchemaWebhookTestEvent = components['schemas']['WebhookTestEvent'];
+export type SchemaWebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
+export type SchemaWebhookDeliveryAttemptList = components['schemas']['WebhookDeliveryAttemptList'];
+export type SchemaWebhookDelivery = components['schemas']['WebhookDelivery'];
+export type SchemaApplicationStatus = components['schemas']['ApplicationStatus'];
+export type SchemaApplicant = components['schemas']['Applicant'];
+export type SchemaApplicantInput = components['schemas']['ApplicantInput'];
+export type SchemaApplication = components['schemas']['Application'];
+export type SchemaApplicationList = components['schemas']['ApplicationList'];
+export type SchemaApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
+export type SchemaApplicationPatch = components['schemas']['ApplicationPatch'];
+export type SchemaReviewDecisionRequest = components['schemas']['ReviewDecisionRequest'];
+export type SchemaDecision = components['schemas']['Decision'];
+export type SchemaDecisionReason = components['schemas']['DecisionReason'];
+export type SchemaDocumentId = components['schemas']['DocumentId'];
+export type SchemaDocument = components['schemas']['Document'];
+export type SchemaDocumentList = components['schemas']['DocumentList'];
+export type SchemaDocumentUploadRequest = components['schemas']['DocumentUploadRequest'];
+export type SchemaUnderwritingRules = components['schemas']['UnderwritingRules'];
+export type SchemaUnderwritingRulesUpdate = components['schemas']['UnderwritingRulesUpdate'];
+export type SchemaExportRecord = components['schemas']['ExportRecord'];
+export type SchemaMortgageExport = components['schemas']['MortgageExport'];
+export type SchemaExportFieldName = components['schemas']['ExportFieldName'];
+export type SchemaExportFormatName = components['schemas']['ExportFormatName'];
+export type SchemaExportFormatBase = components['schemas']['ExportFormatBase'];
+export type SchemaExportFormat = components['schemas']['ExportFormat'];
+export type SchemaExportFormatList = components['schemas']['ExportFormatList'];
+export type SchemaExportFormatCreateRequest = components['schemas']['ExportFormatCreateRequest'];
+export type SchemaExportFormatReplaceRequest = components['schemas']['ExportFormatReplaceRequest'];
+export type SchemaCsvFormatOptions = components['schemas']['CsvFormatOptions'];
+export type SchemaCsvColumn = components['schemas']['CsvColumn'];
+export type SchemaBankAccountNumber = components['schemas']['BankAccountNumber'];
+export type SchemaBankVerificationRequest = components['schemas']['BankVerificationRequest'];
+export type SchemaBankVerification = components['schemas']['BankVerification'];
+export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
+export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -580,11 +2753,22 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
+export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
+export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
+export type ResponseBankVerificationAttemptsExceeded = components['responses']['BankVerificationAttemptsExceeded'];
+export type ResponseBankPartnerFailed = components['responses']['BankPartnerFailed'];
 export type ResponseWebhookAccepted = components['responses']['WebhookAccepted'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterLimit = components['parameters']['Limit'];
 export type ParameterCursor = components['parameters']['Cursor'];
 export type ParameterKeyId = components['parameters']['KeyId'];
+export type ParameterQuoteId = components['parameters']['QuoteId'];
+export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
+export type ParameterEventId = components['parameters']['EventId'];
+export type ParameterMortgageId = components['parameters']['MortgageId'];
+export type ParameterDocumentId = components['parameters']['DocumentId'];
+export type ParameterFormatName = components['parameters']['FormatName'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
 export type ParameterWebhookTimestamp = components['parameters']['WebhookTimestamp'];
 export type ParameterWebhookSignature = components['parameters']['WebhookSignature'];
@@ -616,6 +2800,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -731,6 +2916,1365 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The loan to price. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The quote was priced and stored. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The quote's identifier.
+                 * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                quoteId: components["parameters"]["QuoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored quote. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getQuoteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The quote's identifier.
+                 * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                quoteId: components["parameters"]["QuoteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule, as JSON or (with `Accept: text/csv`) as CSV. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AmortizationSchedule"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's rate sheet. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PricingSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updatePricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The complete new rate sheet. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateSheet"];
+            };
+        };
+        responses: {
+            /** @description The sheet was replaced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PricingSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhook endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The endpoint's URL, the events it chooses and an optional label. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint was registered. Its signing secret is in `secret`, shown only now. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUrlNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUrlNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret, shown only now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    sendTestWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /** @description Which event's sample to send. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The test event was queued; follow it in the delivery log. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookStateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of delivery attempts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+                /**
+                 * @description The event's identifier (the `webhook-id` header of its deliveries).
+                 * @example evt-01jdz8q5s7u9w1y3a5c7e9g1j3
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is due now. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookStateConflict"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listApplications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only applications in this status.
+                 * @example referred
+                 */
+                status?: components["schemas"]["ApplicationStatus"];
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of applications. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createApplication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The applicant, the loan and the property. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The application was created as a draft. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationPatch"];
+            };
+        };
+        responses: {
+            /** @description The edited application. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    submitApplication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application with its decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    approveApplication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description An optional note explaining the decision. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReviewDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The application with the reviewer's decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    declineApplication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description An optional note explaining the decision. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReviewDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The application with the reviewer's decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    withdrawApplication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawn application. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listDocuments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of documents. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    uploadDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description The document's type and its file. */
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DocumentUploadRequest"];
+            };
+        };
+        responses: {
+            /** @description The document was stored. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["InvalidTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    downloadDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+                /**
+                 * @description The document's identifier.
+                 * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
+                 */
+                documentId: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's bytes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description `attachment`, with a file name made of the document id and the type's extension.
+                     * @example attachment; filename="doc-01jdz8m2a7c4e6g8j0k2m4p6r8.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description The SHA-256 of the bytes, quoted.
+                     * @example "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/png": string;
+                    "image/jpeg": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getUnderwritingRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's underwriting rules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnderwritingRules"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateUnderwritingRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description All four rules. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnderwritingRulesUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rules now in force. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnderwritingRules"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    exportMortgages: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `json` (the default), `ndjson`, `csv`, or the name of one of the account's custom formats.
+                 *     Case does not matter.
+                 */
+                format?: string;
+                /**
+                 * @description Only applications in this status.
+                 * @example approved
+                 */
+                status?: components["schemas"]["ApplicationStatus"];
+                /**
+                 * @description Only applications created at or after this moment: a date-time with an offset
+                 *     (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, midnight UTC).
+                 * @example 2026-11-01
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only applications created before this moment (exclusive), in the same forms as
+                 *     `createdFrom`: `createdFrom=2026-11-01&createdTo=2026-12-01` is November.
+                 * @example 2026-12-01
+                 */
+                createdTo?: string;
+                /**
+                 * @description A comma-separated subset of the record's flattened field names (see `ExportFieldName`),
+                 *     for `json`, `ndjson` and `csv`. CSV columns follow the order given; JSON keeps the
+                 *     record's own order. Custom formats define their own columns and refuse `fields`.
+                 * @example mortgageId,status,applicant.name,applicant.amount
+                 */
+                fields?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The records, streamed: `json` as `MortgageExport`, `ndjson` as one `ExportRecord` a line
+             *     (each line ending with `\n`), `csv` and custom CSV formats as `text/csv`, MISMO as
+             *     `application/xml`. The file name in `Content-Disposition` is
+             *     `mortgages-<today's date>.<json|ndjson|csv|xml>`.
+             */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Asks a browser to save the response as a file, and names it.
+                     * @example attachment; filename="mortgages-2026-11-21.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MortgageExport"];
+                    "application/x-ndjson": unknown;
+                    "text/csv": string;
+                    "application/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listExportFormats: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of custom export formats. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportFormatList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createExportFormat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new format. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportFormatCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The format was created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportFormat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getExportFormat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The custom export format's name.
+                 * @example lender-csv
+                 */
+                formatName: components["parameters"]["FormatName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The format. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportFormat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceExportFormat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The custom export format's name.
+                 * @example lender-csv
+                 */
+                formatName: components["parameters"]["FormatName"];
+            };
+            cookie?: never;
+        };
+        /** @description The format's new definition. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportFormatReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The format as it now is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportFormat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteExportFormat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The custom export format's name.
+                 * @example lender-csv
+                 */
+                formatName: components["parameters"]["FormatName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The format was deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    verifyBankDetails: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Accepted, like on every `POST`, but not replayed on this operation: a bank token has no
+                 *     account to keep a stored response under. Each call is a new check, recorded on its own
+                 *     (and a failed one counts toward the attempt limit).
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The application to verify and the account number the applicant gave. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description The check was made and recorded. `verified` says whether the details verify. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankVerification"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["BankVerificationAttemptsExceeded"];
+            502: components["responses"]["BankPartnerFailed"];
         };
     };
     applicationApprovedEvent: {

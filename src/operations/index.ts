@@ -4,19 +4,35 @@
  */
 import { accountOperations } from './account.ts';
 import { apiKeyOperations } from './apiKeys.ts';
+import { applicationOperations } from './applications.ts';
+import { bankOperations } from './banks.ts';
+import { documentOperations } from './documents.ts';
+import { exportOperations } from './exports.ts';
+import { pricingOperations } from './pricing.ts';
+import { quoteOperations } from './quotes.ts';
+import { underwritingOperations } from './underwriting.ts';
+import { webhookOperations } from './webhooks.ts';
 import type { OperationHandlers } from './types.ts';
 
 export const operationHandlers: OperationHandlers = {
   ...accountOperations,
   ...apiKeyOperations,
   // quotes and pricing
+  ...quoteOperations,
+  ...pricingOperations,
 
   // webhooks
+  ...webhookOperations,
 
   // applications, documents and underwriting
+  ...applicationOperations,
+  ...documentOperations,
+  ...underwritingOperations,
 
   // export
+  ...exportOperations,
 
   // bank verification
+  ...bankOperations,
 
 };

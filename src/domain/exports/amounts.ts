@@ -1,0 +1,44 @@
+/**
+ * Amounts as text. The store keeps integer cents; exports write major units. The conversion is
+ * done on the digits (no division, no binary floating point), so an amount is never rounded on
+ * its way out.
+ */
+
+/** `35000050` → `350000.5`, `35000000` → `350000`, `-5` → `-0.05`: the shortest exact decimal, as JSON numbers are written. */
+export function centsToDecimal(cents: number): string {
+  const { sign, whole, fraction } = splitCents(cents);
+  if (fraction === '00') return sign + whole;
+  return sign + whole + '.' + (fraction[1] === '0' ? fraction[0] : fraction);
+}
+
+export interface AmountStyle {
+  decimalSeparator: '.' | ',';
+  /** Between groups of three digits of the whole part; '' for none. */
+  thousandsSeparator: string;
+  /** `minimal` drops zero decimals (`350000`, `1234.5`); `two` always writes two (`350000.00`). */
+  decimals: 'minimal' | 'two';
+}
+
+/** An amount in a custom format's style: `formatCents(123456789, {',', '.', 'two'})` → `1.234.567,89`. */
+export function formatCents(cents: number, style: AmountStyle): string {
+  const { sign, whole, fraction } = splitCents(cents);
+  const grouped = style.thousandsSeparator === '' ? whole : groupThousands(whole, style.thousandsSeparator);
+  if (style.decimals === 'two') return sign + grouped + style.decimalSeparator + fraction;
+  if (fraction === '00') return sign + grouped;
+  return sign + grouped + style.decimalSeparator + (fraction[1] === '0' ? fraction[0] : fraction);
+}
+
+function splitCents(cents: number): { sign: string; whole: string; fraction: string } {
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`an amount in cents must be a safe integer, got ${cents}`);
+  const sign = cents < 0 ? '-' : '';
+  const digits = String(Math.abs(cents)).padStart(3, '0');
+  return { sign, whole: digits.slice(0, -2), fraction: digits.slice(-2) };
+}
+
+function groupThousands(whole: string, separator: string): string {
+  let out = '';
+  const head = whole.length % 3;
+  if (head > 0) out = whole.slice(0, head);
+  for (let i = head; i < whole.length; i += 3) out += (out === '' ? '' : separator) + whole.slice(i, i + 3);
+  return out;
+}

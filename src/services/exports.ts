@@ -1,0 +1,292 @@
+/**
+ * Mortgage exports and custom export formats: the use cases behind /v1/mortgages/export and
+ * /v1/export-formats.
+ *
+ * An export is prepared in two steps so that every refusal is a proper problem response: first
+ * `prepareExport` checks everything (format, fields, dates) and reads where the export stops,
+ * before a byte is sent; then `open` streams it. The stream is an async generator behind
+ * `Readable.from`, which asks for the next chunk only when the consumer (the HTTP response, and
+ * behind it the client's TCP window) wants more, so a slow client slows the reading rather than
+ * filling memory; each chunk is one batch of rows read in its own short `store.read`.
+ */
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { components } from '../../generated/api.d.ts';
+import type { Clock } from '../clock.ts';
+import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
+import { parseInstant } from '../domain/exports/dateRange.ts';
+import { EXPORT_FIELD_NAMES, parseFieldList, type ApplicationStatus, type FieldDefinition } from '../domain/exports/fields.ts';
+import {
+  BUILT_IN_FORMATS,
+  acceptsFieldSelection,
+  contentDisposition,
+  createExportWriter,
+  isBuiltInFormat,
+  mediaOf,
+  specOfCustomFormat,
+  type ExportFormatSpec,
+  type ExportWriter,
+} from '../domain/exports/formats.ts';
+import { ApiProblem, problems } from '../http/problem.ts';
+import type { Logger } from '../log.ts';
+import {
+  countExportFormats,
+  deleteExportFormat as deleteFormatRow,
+  exportFormatNames,
+  findExportFormat,
+  insertExportFormat,
+  updateExportFormat,
+  type ExportFormatRecord,
+} from '../store/exportFormats.ts';
+import { exportBounds, readExportBatch, type ExportQuery } from '../store/exportRecords.ts';
+import type { Store } from '../store/store.ts';
+
+/** An account holds at most this many custom formats (so `validFormats` and the list stay small). */
+export const MAX_EXPORT_FORMATS = 100;
+
+/** The first batch is small so the first records leave quickly; later ones use the configured size. */
+const FIRST_BATCH_ROWS = 100;
+
+/**
+ * A batch is written out in pieces of about this many characters. Strings past V8's large-object
+ * threshold (128 KiB) live in the old generation until a full collection, so whole-batch strings
+ * (hundreds of KiB each) piled up and grew the heap by 100+ MiB over an export; pieces this small
+ * die young, in the cheap scavenges.
+ */
+const PIECE_CHARS = 16 * 1024;
+
+export interface ExportRequest {
+  format?: string | undefined;
+  status?: ApplicationStatus | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+  fields?: string | undefined;
+}
+
+export interface PreparedExport {
+  contentType: string;
+  contentDisposition: string;
+  /** Starts streaming. `signal` stops the reading (the client went away). */
+  open(signal: AbortSignal): Readable;
+}
+
+export interface ExportDeps {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  batchSize: number;
+}
+
+function instantOrRefuse(value: string | undefined, parameter: 'createdFrom' | 'createdTo'): string | undefined {
+  if (value === undefined) return undefined;
+  const instant = parseInstant(value);
+  if (instant === null) {
+    throw problems.validation(`#/query/${parameter} is not a valid date or date-time`, [
+      { pointer: `#/query/${parameter}`, message: 'is not a valid date (2026-11-01) or date-time with an offset (2026-11-01T09:30:00Z)' },
+    ]);
+  }
+  return instant;
+}
+
+function selectedFields(spec: ExportFormatSpec, formatName: string, fields: string | undefined): FieldDefinition[] | null {
+  if (fields === undefined) return null;
+  if (!acceptsFieldSelection(spec)) {
+    throw problems.badRequest('fields_not_supported', `The custom format "${formatName}" defines its own columns; leave out fields.`, [
+      { pointer: '#/query/fields', message: `is not accepted with format ${formatName}` },
+    ]);
+  }
+  const parsed = parseFieldList(fields);
+  if (!parsed.ok) {
+    const named = parsed.unknown.map((name) => JSON.stringify(name)).join(', ');
+    throw problems.badRequest('unknown_fields', `fields names unknown fields: ${named}. Known fields: ${EXPORT_FIELD_NAMES.join(', ')}.`, [
+      { pointer: '#/query/fields', message: `unknown fields: ${named}` },
+    ]);
+  }
+  return parsed.fields;
+}
+
+/**
+ * Checks an export request and reads where it stops; throws the problem to answer when anything
+ * is wrong. Nothing has been sent yet when this throws.
+ */
+export async function prepareExport(deps: ExportDeps, accountId: string, request: ExportRequest): Promise<PreparedExport> {
+  const formatName = (request.format ?? 'json').toLowerCase();
+  const createdFrom = instantOrRefuse(request.createdFrom, 'createdFrom');
+  const createdTo = instantOrRefuse(request.createdTo, 'createdTo');
+  if (createdFrom !== undefined && createdTo !== undefined && createdFrom >= createdTo) {
+    throw problems.badRequest('invalid_date_range', `createdFrom (${createdFrom}) must be before createdTo (${createdTo}).`, [
+      { pointer: '#/query/createdTo', message: 'must be after createdFrom' },
+    ]);
+  }
+
+  const { custom, names, bounds } = await deps.store.read(async (db) => {
+    const custom = isBuiltInFormat(formatName) ? undefined : await findExportFormat(db, accountId, formatName);
+    const names = isBuiltInFormat(formatName) || custom ? [] : await exportFormatNames(db, accountId);
+    const bounds = await exportBounds(db, accountId);
+    return { custom, names, bounds };
+  });
+  let spec: ExportFormatSpec;
+  if (formatName === 'json' || formatName === 'ndjson') spec = { base: formatName };
+  else if (formatName === 'csv') spec = { base: 'csv', custom: null };
+  else if (custom) spec = specOfCustomFormat(custom);
+  else {
+    const validFormats = [...BUILT_IN_FORMATS, ...names];
+    throw new ApiProblem(
+      400,
+      'unknown_format',
+      'The request is not valid',
+      `There is no export format "${formatName}"; valid formats: ${validFormats.join(', ')}.`,
+      { errors: [{ pointer: '#/query/format', message: 'is not a known format' }], validFormats },
+    );
+  }
+  const fields = selectedFields(spec, formatName, request.fields);
+
+  const startedAt = deps.clock.now().toISOString();
+  const media = mediaOf(spec);
+  const query: ExportQuery = {
+    accountId,
+    currency: bounds.currency,
+    status: request.status,
+    createdFrom,
+    createdTo,
+    upToId: bounds.upToId,
+  };
+  return {
+    contentType: media.contentType,
+    contentDisposition: contentDisposition(startedAt, media),
+    open: (signal) => {
+      const writer = createExportWriter(spec, fields, startedAt);
+      const log = deps.log.child({ export: formatName });
+      return Readable.from(exportChunks(deps.store, query, writer, deps.batchSize, signal, log), {
+        objectMode: false,
+        // A few pieces are buffered ahead at most: the next batch is read only once they have gone on.
+        highWaterMark: 64 * 1024,
+      });
+    },
+  };
+}
+
+/** The export's text, a batch at a time, pulled by the stream as the client takes it. */
+async function* exportChunks(
+  store: Store,
+  query: ExportQuery,
+  writer: ExportWriter,
+  batchSize: number,
+  signal: AbortSignal,
+  log: Logger,
+): AsyncGenerator<string> {
+  const started = performance.now();
+  let records = 0;
+  let batches = 0;
+  let finished = false;
+  let failed = false;
+  try {
+    const opening = writer.begin();
+    if (opening !== '') yield opening;
+    let after: string | null = null;
+    let limit = Math.min(FIRST_BATCH_ROWS, batchSize);
+    let pieceRows = 16;
+    while (!signal.aborted) {
+      // Back to the event loop before each batch: a fast client never makes the stream wait, and
+      // the store's promises resolve as microtasks, so without this turn an export would run to
+      // its end before the server even read another request (whose writes would wait for it).
+      await nextTurn();
+      const rows = await store.read((db) => readExportBatch(db, query, after, limit));
+      batches++;
+      if (signal.aborted) break;
+      if (rows.length > 0) {
+        records += rows.length;
+        after = rows[rows.length - 1]!.mortgageId;
+        for (let from = 0; from < rows.length; ) {
+          const to = Math.min(rows.length, from + pieceRows);
+          const piece = writer.batch(rows.slice(from, to));
+          // Aim the next piece at PIECE_CHARS from the size of this one's rows.
+          pieceRows = Math.max(1, Math.min(1000, Math.floor((PIECE_CHARS * (to - from)) / Math.max(1, piece.length))));
+          from = to;
+          if (piece !== '') yield piece;
+        }
+      }
+      if (rows.length < limit) {
+        finished = true;
+        break;
+      }
+      limit = batchSize;
+    }
+    if (finished) {
+      const closing = writer.end();
+      if (closing !== '') yield closing;
+      log.info({ records, batches, ms: Math.round(performance.now() - started) }, 'export finished');
+    }
+  } catch (err) {
+    // The stream being destroyed because the client went away also lands here (the generator is
+    // told with the stream's error); only anything else is a failure of ours.
+    const clientGone = signal.aborted || (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+    if (!clientGone) {
+      failed = true;
+      log.error({ err, records, batches }, 'export failed after the response began; the response is cut short');
+    }
+    throw err;
+  } finally {
+    if (!finished && !failed) log.info({ records, batches }, 'export stopped: the client went away');
+  }
+}
+
+// ---- custom formats ----------------------------------------------------------------------
+
+type CreateBody = components['schemas']['ExportFormatCreateRequest'];
+type ReplaceBody = components['schemas']['ExportFormatReplaceRequest'];
+
+/** The definition part of a create or replace body, checked and with defaults filled in. */
+function definitionOf(body: ReplaceBody): Pick<ExportFormatRecord, 'base' | 'description' | 'csv'> {
+  if (body.base === 'mismo') {
+    if (body.csv !== undefined) {
+      throw problems.validation('/csv applies only to formats with base csv', [{ pointer: '/csv', message: 'applies only when base is csv' }]);
+    }
+    return { base: 'mismo', description: body.description ?? null, csv: null };
+  }
+  const csv = body.csv ?? {};
+  const broken = csvOptionsProblems(csv);
+  if (broken.length > 0) throw problems.unprocessable('ambiguous_number_format', broken.join('; '));
+  return { base: 'csv', description: body.description ?? null, csv: completeCsvOptions(csv) };
+}
+
+export async function createExportFormat(store: Store, clock: Clock, accountId: string, body: CreateBody): Promise<ExportFormatRecord> {
+  if (isBuiltInFormat(body.name)) {
+    throw problems.unprocessable('reserved_format_name', `"${body.name}" is a built-in format's name; choose another.`);
+  }
+  const definition = definitionOf(body);
+  return store.transaction(async (tx) => {
+    if (await findExportFormat(tx, accountId, body.name)) {
+      throw problems.conflict('format_name_taken', `The account already has an export format named "${body.name}"; replace it with PUT.`);
+    }
+    if ((await countExportFormats(tx, accountId)) >= MAX_EXPORT_FORMATS) {
+      throw problems.unprocessable('too_many_formats', `An account holds at most ${MAX_EXPORT_FORMATS} export formats; delete one first.`);
+    }
+    const now = clock.now().toISOString();
+    const record: ExportFormatRecord = { accountId, name: body.name, ...definition, createdAt: now, updatedAt: now };
+    await insertExportFormat(tx, record);
+    return record;
+  });
+}
+
+export async function replaceExportFormat(
+  store: Store,
+  clock: Clock,
+  accountId: string,
+  name: string,
+  body: ReplaceBody,
+): Promise<ExportFormatRecord> {
+  const definition = definitionOf(body);
+  return store.transaction(async (tx) => {
+    const existing = await findExportFormat(tx, accountId, name);
+    if (!existing) throw problems.notFound(`No export format "${name}" in this account.`);
+    const record: ExportFormatRecord = { ...existing, ...definition, updatedAt: clock.now().toISOString() };
+    await updateExportFormat(tx, record);
+    return record;
+  });
+}
+
+export async function removeExportFormat(store: Store, accountId: string, name: string): Promise<void> {
+  const deleted = await store.transaction((tx) => deleteFormatRow(tx, accountId, name));
+  if (!deleted) throw problems.notFound(`No export format "${name}" in this account.`);
+}

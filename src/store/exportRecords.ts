@@ -1,0 +1,124 @@
+/**
+ * The rows of a mortgage export, read in keyset-paginated batches (`id > :after ORDER BY id
+ * LIMIT :n`). Each batch is its own short `store.read`, so the single-threaded store is never held
+ * for a whole export and writes interleave between batches; the export's upper bound (the newest
+ * id when it began) keeps records created meanwhile out of it.
+ *
+ * The latest bank verification of each application is read per batch, in the same `read`: one
+ * range scan of `bank_verifications` over the batch's ids (index `(account_id, mortgage_id,
+ * checked_at)`), the last row per application by `checked_at` (then id) winning. That costs a
+ * fraction of a correlated subquery per row, since most applications have no verification.
+ */
+import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
+import type { SqlExecutor, SqlValue } from './store.ts';
+
+export interface ExportQuery {
+  accountId: string;
+  /** The account's currency, written into every record. */
+  currency: string;
+  status?: ApplicationStatus | undefined;
+  /** Inclusive lower bound on `created_at` (ISO 8601 UTC with ms). */
+  createdFrom?: string | undefined;
+  /** Exclusive upper bound on `created_at`. */
+  createdTo?: string | undefined;
+  /** The newest application id when the export began; null when the account had none. */
+  upToId: string | null;
+}
+
+interface ExportRow {
+  id: string;
+  status: ApplicationStatus;
+  applicant_name: string;
+  applicant_email: string | null;
+  amount_cents: number;
+  annual_income_cents: number | null;
+  monthly_debts_cents: number | null;
+  credit_score: number | null;
+  term_years: number;
+  property_value_cents: number | null;
+  quote_id: string | null;
+  created_at: string;
+  submitted_at: string | null;
+  decided_at: string | null;
+  withdrawn_at: string | null;
+  updated_at: string;
+}
+
+interface VerificationRow {
+  mortgage_id: string;
+  verified: number;
+  account_mask: string;
+  checked_at: string;
+}
+
+const SELECT = `SELECT id, status, applicant_name, applicant_email, amount_cents, annual_income_cents, monthly_debts_cents,
+  credit_score, term_years, property_value_cents, quote_id, created_at, submitted_at, decided_at, withdrawn_at, updated_at
+FROM applications
+WHERE account_id = ? AND id > ? AND id <= ?`;
+
+const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at FROM bank_verifications
+WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?
+ORDER BY mortgage_id, checked_at, id`;
+
+/** Where the export stops, and the currency its amounts are in; read once when it begins. */
+export async function exportBounds(db: SqlExecutor, accountId: string): Promise<{ upToId: string | null; currency: string }> {
+  const row = await db.get<{ up_to_id: string | null; currency: string | null }>(
+    `SELECT (SELECT MAX(id) FROM applications WHERE account_id = ?) AS up_to_id,
+            (SELECT currency FROM accounts WHERE id = ?) AS currency`,
+    [accountId, accountId],
+  );
+  return { upToId: row?.up_to_id ?? null, currency: row?.currency ?? 'USD' };
+}
+
+/** The next batch of at most `limit` rows after `afterId` (null: from the start), oldest first. */
+export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
+  if (query.upToId === null) return [];
+  let sql = SELECT;
+  const params: SqlValue[] = [query.accountId, afterId ?? '', query.upToId];
+  if (query.status !== undefined) {
+    sql += ' AND status = ?';
+    params.push(query.status);
+  }
+  if (query.createdFrom !== undefined) {
+    sql += ' AND created_at >= ?';
+    params.push(query.createdFrom);
+  }
+  if (query.createdTo !== undefined) {
+    sql += ' AND created_at < ?';
+    params.push(query.createdTo);
+  }
+  sql += ' ORDER BY id LIMIT ?';
+  params.push(limit);
+  const rows = await db.all<ExportRow>(sql, params);
+  if (rows.length === 0) return [];
+  const latest = new Map<string, VerificationRow>();
+  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]!.id, rows[rows.length - 1]!.id]);
+  for (const v of verifications) latest.set(v.mortgage_id, v); // ascending: the last one per application wins
+  const currency = query.currency;
+  const out: ExportSource[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const bank = latest.get(r.id);
+    out[i] = {
+      mortgageId: r.id,
+      status: r.status,
+      applicantName: r.applicant_name,
+      applicantEmail: r.applicant_email,
+      amountCents: r.amount_cents,
+      annualIncomeCents: r.annual_income_cents,
+      monthlyDebtsCents: r.monthly_debts_cents,
+      creditScore: r.credit_score,
+      termYears: r.term_years,
+      propertyValueCents: r.property_value_cents,
+      currency,
+      quoteId: r.quote_id,
+      createdAt: r.created_at,
+      submittedAt: r.submitted_at,
+      decidedAt: r.decided_at,
+      withdrawnAt: r.withdrawn_at,
+      updatedAt: r.updated_at,
+      bankVerification: bank === undefined ? null : { verified: bank.verified === 1, accountMask: bank.account_mask, checkedAt: bank.checked_at },
+    };
+  }
+  return out;
+}

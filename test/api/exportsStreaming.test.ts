@@ -1,0 +1,138 @@
+/**
+ * The export streams: it reads the store a batch at a time only as fast as the client takes the
+ * bytes (backpressure), the first bytes leave long before the last batch is read, and a client
+ * that disconnects stops the reading. Batches are counted by watching the store's `read` calls.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.ts';
+import { insertApplication } from '../../src/store/applications.ts';
+import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+
+const RECORDS = 10_000;
+const BATCH = 100;
+/** The batches of the whole export: 100 rows first, then BATCH at a time, up to the first short (or empty) one. */
+const ALL_BATCHES = Math.floor((RECORDS - 100) / BATCH) + 2;
+/** Reads around the batches: the API key's look-up and the export's preparation. */
+const OVERHEAD = 2;
+
+let app: TestApp;
+let lender: TestAccount;
+let reads = 0;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { EXPORT_BATCH_SIZE: String(BATCH) } });
+  lender = await app.newAccount('Streaming Lender');
+  const createdAt = '2026-11-21T12:00:00.000Z';
+  // Made through the applications repository rather than 10,000 HTTP requests; each row carries
+  // a long name so the export (about 22 MB of CSV) is far bigger than what the socket buffers of
+  // both ends hold (several MB on loopback).
+  await app.services.store.transaction(async (tx) => {
+    for (let i = 0; i < RECORDS; i++) {
+      await insertApplication(tx, {
+        mortgageId: newId('mtg'),
+        accountId: lender.accountId,
+        status: 'draft',
+        applicantName: `Applicant ${i} ${'x'.repeat(2000)}`,
+        applicantEmail: `applicant${i}@example.test`,
+        amount: 350000,
+        annualIncome: 120000,
+        monthlyDebts: 650,
+        creditScore: 720,
+        termYears: 30,
+        propertyValue: 450000,
+        quoteId: null,
+        decision: null,
+        submittedAt: null,
+        decidedAt: null,
+        withdrawnAt: null,
+        createdAt,
+        updatedAt: createdAt,
+      });
+    }
+  });
+  const store = app.services.store;
+  const read = store.read.bind(store);
+  store.read = (fn) => {
+    reads++;
+    return read(fn);
+  };
+}, 120_000);
+afterAll(() => app?.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until the read count has not moved for `quietMs`, and returns it. */
+async function readsSettle(quietMs = 400, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let last = reads;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await sleep(50);
+    if (reads !== last) {
+      last = reads;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return last;
+  }
+  throw new Error(`the export kept reading for ${timeoutMs} ms (${reads} reads)`);
+}
+
+/** Starts a CSV export with a raw request, so the test decides when (and whether) to read. */
+function startExport(): Promise<{ request: http.ClientRequest; response: http.IncomingMessage }> {
+  const url = new URL('/v1/mortgages/export?format=csv', app.baseUrl);
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers: { Authorization: `Bearer ${lender.apiKey}` } }, (response) => resolve({ request, response }));
+    request.on('error', reject);
+  });
+}
+
+describe('exportMortgages', () => {
+  it('reads the next batch only when the client takes the bytes, and finishes once it reads again', async () => {
+    const before = reads;
+    const { response } = await startExport();
+    expect(response.statusCode).toBe(200);
+    response.pause(); // a client that stops reading
+    const stalled = (await readsSettle()) - before;
+    // The first bytes are out while most of the records have not been read.
+    expect(stalled).toBeGreaterThan(0);
+    expect(stalled).toBeLessThan(ALL_BATCHES / 2);
+
+    let bytes = 0;
+    let lines = 0;
+    response.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      for (const byte of chunk) if (byte === 0x0a) lines++;
+    });
+    response.resume();
+    await new Promise((resolve) => response.on('end', resolve));
+    expect(lines).toBe(RECORDS + 1); // the header and every record
+    expect(bytes).toBeGreaterThan(RECORDS * 2000);
+    expect(reads - before).toBe(ALL_BATCHES + OVERHEAD);
+  });
+
+  it('stops reading batches when the client disconnects', async () => {
+    const before = reads;
+    const { request, response } = await startExport();
+    let bytes = 0;
+    // A client reading as fast as it can, that goes away after 1 MB.
+    await new Promise<void>((resolve) => {
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes >= 1024 * 1024) {
+          request.destroy();
+          resolve();
+        }
+      });
+    });
+    response.on('error', () => {}); // the aborted response reports its end as an error
+    const atDisconnect = reads - before;
+    const after = (await readsSettle()) - before;
+    // At most the batch in flight (and the one the buffer had asked for) completes afterwards.
+    expect(after - atDisconnect).toBeLessThanOrEqual(2);
+    expect(after).toBeLessThan(ALL_BATCHES / 2);
+
+    // The store is free for the next request.
+    const next = await app.fetch('/v1/mortgages/export?format=json&status=approved', { headers: { Authorization: `Bearer ${lender.apiKey}` } });
+    expect(await next.json()).toEqual({ data: [] });
+  });
+});
