@@ -65,10 +65,10 @@ VALUES (?, 'Bench Sandbox Bank', 'sandbox', NULL, NULL, 0, NULL, ?, ?)`;
 
 const SEED_VERIFICATIONS = `
 INSERT INTO bank_verifications (id, account_id, mortgage_id, partner_id, verified, account_mask, account_number_hash,
-  name_score, name_outcome, failed_checks, checked_at)
+  linked_account_hash, name_score, name_outcome, failed_checks, checked_at)
 WITH RECURSIVE seq(n) AS (SELECT ? UNION ALL SELECT n + 1 FROM seq WHERE n < ?)
 SELECT 'bvf-' || substr('00000000000000000000000000' || n, -26, 26), ?, 'mtg-' || substr('00000000000000000000000000' || (n * 10), -26, 26),
-  ?, CASE WHEN n % 3 = 0 THEN 0 ELSE 1 END, substr('000' || (n % 10000), -4, 4), 'bench', '0.950', 'match', '[]', ?
+  ?, CASE WHEN n % 3 = 0 THEN 0 ELSE 1 END, substr('000' || (n % 10000), -4, 4), 'bench', 'bench', '0.950', 'match', '[]', ?
 FROM seq`;
 
 interface Seeded {
