@@ -148,7 +148,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       const ctx: RequestContext = {
         requestId: koa.state.requestId,
         services,
-        log: services.log.child({ requestId: koa.state.requestId }),
+        // A child logger per request costs more than most handlers use it: made on first use.
+        get log() {
+          return (koa.state.log ??= services.log.child({ requestId: koa.state.requestId }));
+        },
         get principal(): ApiKeyPrincipal {
           const principal = koa.state.principal as ApiKeyPrincipal | undefined;
           if (!principal) throw new Error(`${operationId} is not secured by an API key`);

@@ -130,7 +130,7 @@ class SqlJsEngine implements SqlJsStore {
   // ---- opening -------------------------------------------------------------------------
 
   async recover(): Promise<void> {
-    this.db.run('PRAGMA foreign_keys = ON'); // replay must reproduce ON DELETE CASCADE etc.
+    this.configureConnection(); // replay must reproduce ON DELETE CASCADE etc.
     this.db.run(META_DDL);
     this.db.run('INSERT OR IGNORE INTO _engine_meta (id, last_lsn) VALUES (1, 0)');
     this.db.run(SCHEMA_MIGRATIONS_DDL);
@@ -351,6 +351,17 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   /** Runs one prepared statement (only the first statement of `sql`). */
+  /**
+   * Connection settings. Durability is this engine's journal, not SQLite's, so SQLite's rollback
+   * journal lives in memory and the one connection keeps its lock: otherwise every statement
+   * re-checks lock and journal files in sql.js's emulated file system, a large share of a read.
+   */
+  private configureConnection(): void {
+    this.db.run('PRAGMA foreign_keys = ON');
+    this.db.run('PRAGMA journal_mode = MEMORY');
+    this.db.run('PRAGMA locking_mode = EXCLUSIVE');
+  }
+
   private readonly statements = new Map<string, Statement>();
 
   /** A prepared statement for this SQL, from the cache (least recently used evicted). */
@@ -425,7 +436,7 @@ class SqlJsEngine implements SqlJsStore {
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [this.lsn]);
     this.forgetStatements();
     const image = this.db.export();
-    this.db.run('PRAGMA foreign_keys = ON'); // export() may reset connection state
+    this.configureConnection(); // export() may reset connection state
     const snapshot = join(this.dir, 'snapshot.db');
     await writeFileDurable(`${snapshot}.tmp`, image);
     await rename(`${snapshot}.tmp`, snapshot);
