@@ -30,7 +30,8 @@ export interface ApplicationRecord {
   updatedAt: string;
 }
 
-interface ApplicationRow {
+/** An `applications` row as SQL returns it (the export reads the same columns). */
+export interface ApplicationRow {
   id: string;
   account_id: string;
   status: ApplicationStatus;

@@ -10,6 +10,7 @@
  * fraction of a correlated subquery per row, since most applications have no verification.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
+import type { ApplicationRow } from './applications.ts';
 import type { SqlExecutor, SqlValue } from './store.ts';
 
 export interface ExportQuery {
@@ -25,24 +26,8 @@ export interface ExportQuery {
   upToId: string | null;
 }
 
-interface ExportRow {
-  id: string;
-  status: ApplicationStatus;
-  applicant_name: string;
-  applicant_email: string | null;
-  amount_cents: number;
-  annual_income_cents: number | null;
-  monthly_debts_cents: number | null;
-  credit_score: number | null;
-  term_years: number;
-  property_value_cents: number | null;
-  quote_id: string | null;
-  created_at: string;
-  submitted_at: string | null;
-  decided_at: string | null;
-  withdrawn_at: string | null;
-  updated_at: string;
-}
+/** The columns an export reads: an application row without its account and decision. */
+type ExportRow = Omit<ApplicationRow, 'account_id' | 'decision_json'>;
 
 interface VerificationRow {
   mortgage_id: string;

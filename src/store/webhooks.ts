@@ -3,6 +3,7 @@
  * and leaves this module only through `findEndpointSecrets`: records read for responses carry
  * no secret.
  */
+import type { AttemptRecord } from './outbox.ts';
 import type { SqlExecutor, Tx } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
@@ -166,19 +167,10 @@ export async function markEndpointHealthy(tx: Tx, webhookId: string): Promise<vo
   await tx.run('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL', [webhookId]);
 }
 
-export interface DeliveryAttemptRecord {
-  attemptId: string;
-  webhookId: string;
-  eventId: string;
+/** An attempt as the delivery log shows it: what was recorded, with its event's type. */
+export interface DeliveryAttemptRecord extends Omit<AttemptRecord, 'accountId'> {
   eventType: string;
   isTest: boolean;
-  attempt: number;
-  attemptedAt: string;
-  outcome: 'succeeded' | 'failed';
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-  nextAttemptAt: string | null;
 }
 
 interface AttemptRow {
