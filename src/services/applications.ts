@@ -24,7 +24,7 @@ import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Store, Tx } from '../store/store.ts';
 import { findUnderwritingRules, saveUnderwritingRules } from '../store/underwriting.ts';
-import { priceLoan } from './pricing.ts';
+import { priceMonthlyPayment } from './pricing.ts';
 
 export type Application = components['schemas']['Application'];
 export type ApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
@@ -216,13 +216,13 @@ async function paymentFact(tx: Tx, record: ApplicationRecord): Promise<PaymentFa
     if (quote) return { kind: 'payment', monthlyPayment: quote.monthlyPayment, source: 'quote' };
   }
   try {
-    const priced = await priceLoan(tx, record.accountId, {
+    const monthlyPayment = await priceMonthlyPayment(tx, record.accountId, {
       amount: record.amount,
       term: record.termYears,
       propertyValue: record.propertyValue,
       creditScore: record.creditScore,
     });
-    return { kind: 'payment', monthlyPayment: priced.monthlyPayment, source: 'pricing' };
+    return { kind: 'payment', monthlyPayment, source: 'pricing' };
   } catch (err) {
     if (isApiProblem(err) && (err.status === 422 || err.status === 400)) return { kind: 'refused', code: err.code, detail: err.detail };
     throw err;

@@ -7,7 +7,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
 import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
-import { priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
+import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../domain/pricing/rateSheet.ts';
 import { ApiProblem, problems } from '../http/problem.ts';
 import { newId } from '../ids.ts';
@@ -97,6 +97,19 @@ export async function priceLoan(
   const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request satisfies LoanRequest);
   if (!outcome.ok) throw refusalProblem(outcome.refusal);
   return toLoanPricing(outcome.loan, context.currency);
+}
+
+/**
+ * The monthly payment the account's sheet gives a loan, and nothing else: underwriting needs it for
+ * the debt-to-income ratio on every submission, and the APR and schedule would be wasted work there.
+ * Refuses exactly as priceLoan does.
+ */
+export async function priceMonthlyPayment(db: SqlExecutor, accountId: string, request: LoanRequest): Promise<number> {
+  const context = await findPricingContext(db, accountId);
+  if (!context) throw problems.notFound(`No account ${accountId}.`);
+  const outcome = monthlyPaymentFromSheet(sheetOf(context.sheetJson), request);
+  if (!outcome.ok) throw refusalProblem(outcome.refusal);
+  return outcome.monthlyPayment.toNumber();
 }
 
 /**

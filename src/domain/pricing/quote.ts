@@ -3,7 +3,7 @@
  * the payment and schedule totals, the fees, the amount financed and the APR. Pure: the caller
  * supplies the sheet; refusals come back as values for the service to turn into 400/422 problems.
  */
-import { amortizationSummary } from './amortization.ts';
+import { amortizationSummary, monthlyPayment } from './amortization.ts';
 import { solveApr, type PaymentRun } from './apr.ts';
 import { Dec, HUNDRED, ZERO, toPercentPlaces, type Decimal } from './decimal.ts';
 import { ORIGINATION_FEE_NAME, hasAtMostDecimals, originationFee, type RateSheet } from './rateSheet.ts';
@@ -53,7 +53,20 @@ export type PricingRefusal =
 
 export type PricingOutcome = { ok: true; loan: PricedLoan } | { ok: false; refusal: PricingRefusal };
 
-const refuse = (refusal: PricingRefusal): PricingOutcome => ({ ok: false, refusal });
+/** The validated request and the rate the sheet gives it: everything before the payment figures. */
+export interface NoteRate {
+  amount: Decimal;
+  term: number;
+  propertyValue: Decimal | null;
+  creditScore: number | null;
+  /** Percent, unrounded sum of the base rate and its adjustments. */
+  rate: Decimal;
+  ltv: Decimal | null;
+}
+
+export type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
+
+const refuse = (refusal: PricingRefusal): { ok: false; refusal: PricingRefusal } => ({ ok: false, refusal });
 
 /** The term bands as a caller reads them: "1–10, 11–15 years". */
 export function describeTerms(sheet: RateSheet): string {
@@ -68,7 +81,8 @@ export function loanToValue(amount: Decimal, propertyValue: Decimal): Decimal {
   return toPercentPlaces(amount.div(propertyValue).times(HUNDRED));
 }
 
-export function priceLoanFromSheet(sheet: RateSheet, request: LoanRequest): PricingOutcome {
+/** Checks the request against the sheet and finds its note rate (base by term, LTV and score adjustments). */
+export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteRateOutcome {
   if (!Number.isFinite(request.amount) || request.amount <= 0 || !hasAtMostDecimals(request.amount, 2)) {
     return refuse({ kind: 'form', pointer: '/amount', message: 'must be a positive amount with at most two decimals (major units)' });
   }
@@ -110,6 +124,20 @@ export function priceLoanFromSheet(sheet: RateSheet, request: LoanRequest): Pric
     if (band) rate = rate.plus(band.adjustment);
   }
   if (rate.isNegative()) rate = ZERO; // unreachable for a sheet that passed its rules; never quote below 0
+  return { ok: true, note: { amount, term: request.term, propertyValue, creditScore, rate, ltv } };
+}
+
+/** The monthly payment alone (what underwriting needs for debt-to-income), without fees, schedule or APR. */
+export function monthlyPaymentFromSheet(sheet: RateSheet, request: LoanRequest): { ok: true; monthlyPayment: Decimal } | { ok: false; refusal: PricingRefusal } {
+  const outcome = noteRateFromSheet(sheet, request);
+  if (!outcome.ok) return outcome;
+  return { ok: true, monthlyPayment: monthlyPayment(outcome.note.amount, outcome.note.rate, outcome.note.term) };
+}
+
+export function priceLoanFromSheet(sheet: RateSheet, request: LoanRequest): PricingOutcome {
+  const outcome = noteRateFromSheet(sheet, request);
+  if (!outcome.ok) return outcome;
+  const { amount, rate, ltv, propertyValue, creditScore } = outcome.note;
 
   const summary = amortizationSummary(amount, rate, request.term);
   const fees: PricedFee[] = [

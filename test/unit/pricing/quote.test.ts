@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { priceLoanFromSheet, type PricedLoan, type PricingOutcome } from '../../../src/domain/pricing/quote.ts';
+import { monthlyPaymentFromSheet, priceLoanFromSheet, type PricedLoan, type PricingOutcome } from '../../../src/domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, type RateSheet } from '../../../src/domain/pricing/rateSheet.ts';
 
 function priced(outcome: PricingOutcome): PricedLoan {
@@ -85,6 +85,31 @@ describe('priceLoanFromSheet', () => {
         },
       ),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe('monthlyPaymentFromSheet', () => {
+  it('gives the same payment as the full pricing, and refuses what it refuses', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 500, max: 60_000_000 }),
+        fc.integer({ min: 0, max: 41 }),
+        fc.option(fc.integer({ min: 10_000, max: 80_000_000 }), { nil: null }),
+        fc.option(fc.integer({ min: 300, max: 850 }), { nil: null }),
+        (amount, term, propertyValue, creditScore) => {
+          const request = { amount, term, propertyValue, creditScore };
+          const full = priceLoanFromSheet(DEFAULT_RATE_SHEET, request);
+          const fast = monthlyPaymentFromSheet(DEFAULT_RATE_SHEET, request);
+          if (full.ok) {
+            expect(fast.ok).toBe(true);
+            expect(fast.ok && fast.monthlyPayment.toFixed(2)).toBe(full.loan.monthlyPayment.toFixed(2));
+          } else {
+            expect(fast).toEqual({ ok: false, refusal: full.refusal });
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
