@@ -778,7 +778,7 @@ export interface components {
         Problem: {
             /**
              * Format: uri-reference
-             * @description A URI reference naming the kind of problem; it resolves to a page that explains it.
+             * @description A URI reference naming the kind of problem, one per `code` and as stable as it.
              * @example /problems/validation-failed
              */
             type: string;
