@@ -2431,6 +2431,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description An upload must state its size: send it with a `Content-Length` header (not chunked), so that an oversized body is refused before it is read. */
+        LengthRequired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request body is larger than the operation accepts (1 MiB for JSON unless stated). */
         PayloadTooLarge: {
             headers: {
@@ -2749,6 +2759,7 @@ export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseConflict = components['responses']['Conflict'];
+export type ResponseLengthRequired = components['responses']['LengthRequired'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
@@ -3876,6 +3887,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
+            411: components["responses"]["LengthRequired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];

@@ -96,7 +96,12 @@ export function multipartBodyParser(services: AppServices): BodyParser {
   clearIncoming(services.config.dataDir);
   return async (ctx) => {
     const length = ctx.get('Content-Length');
-    if (length !== '' && Number(length) > maxBytes + ENVELOPE_BYTES) {
+    // With a declared length, Node stops the body there, so the check below bounds everything read
+    // (part headers, preamble and epilogue included). A chunked body could grow without bound.
+    if (length === '') {
+      throw new ApiProblem(411, 'length_required', 'Content-Length required', 'Send the upload with a Content-Length header; chunked uploads are not accepted.');
+    }
+    if (Number(length) > maxBytes + ENVELOPE_BYTES) {
       // Refused before a byte is read: no file is ever written.
       throw problems.payloadTooLarge(`The upload is larger than the limit of ${maxBytes} bytes.`);
     }
