@@ -189,7 +189,15 @@ export function csvCells(layout: CsvLayout): (row: ExportSource) => string[] {
 export function csvStringifyOptions(layout: CsvLayout) {
   // csv-stringify quotes only cells holding the configured record delimiter once one is set;
   // quote_record_delimiter makes it quote cells with a lone CR or LF too, as RFC 4180 needs.
-  return { delimiter: layout.delimiter, record_delimiter: 'windows', quote_record_delimiter: true, eof: true } as const;
+  // With one column, an empty cell would be an empty line, which CSV readers skip: the record
+  // would vanish. Quoting empty cells ("") keeps it.
+  return {
+    delimiter: layout.delimiter,
+    record_delimiter: 'windows',
+    quote_record_delimiter: true,
+    quoted_empty: layout.columns.length === 1,
+    eof: true,
+  } as const;
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -253,6 +261,7 @@ export class CsvWriter {
         }
         line += c === 0 ? cell : delimiter + cell;
       }
+      if (plain && line === '' && cells.length === 1) line = '""'; // as quoted_empty: keep the record
       out += plain ? line + '\r\n' : stringify([cells.map((cell) => cell(row))], this.options);
     }
     return out;

@@ -76,6 +76,14 @@ describe('CsvWriter', () => {
     );
   });
 
+  it('keeps a record whose only column is empty: "" rather than a blank line readers skip', () => {
+    const writer = new CsvWriter(builtInCsvLayout([field('quoteId')]));
+    const text = writeAll(writer, [row({ quoteId: null }), row({ quoteId: null })]);
+    expect(text).toBe('quoteId\r\n""\r\n""\r\n');
+    // Readers that skip blank lines (Python's csv, pandas, spreadsheet imports) still see both records.
+    expect(parse(text, { skip_empty_lines: true })).toEqual([['quoteId'], [''], ['']]);
+  });
+
   it('neutralises text cells, never numbers, and writes null as an empty cell', () => {
     const writer = new CsvWriter(builtInCsvLayout([field('applicant.name'), field('applicant.email'), field('applicant.amount'), field('quoteId')]));
     const text = writer.batch([row({ applicantName: '-Smith', applicantEmail: '=cmd|/C calc!A0', amountCents: -5 })]);
