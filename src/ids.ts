@@ -16,7 +16,6 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   bankVerification: 'bvf',
   bankPartner: 'bnk',
-  exportFormat: 'fmt',
   request: 'req',
 } as const;
 
