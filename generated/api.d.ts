@@ -2574,7 +2574,9 @@ export interface components {
          * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
          *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
          *     the same key with a different body is refused with 422, and a retry while the first request
-         *     is still running gets 409.
+         *     is still running gets 409. If the service restarted after the first request took effect but
+         *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+         *     a second effect.
          * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
          */
         IdempotencyKey: string;
@@ -2860,7 +2862,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2937,7 +2941,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3136,7 +3142,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3281,7 +3289,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3325,7 +3335,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3418,7 +3430,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3507,7 +3521,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3621,7 +3637,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3664,7 +3682,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3715,7 +3735,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3766,7 +3788,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3851,7 +3875,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4110,7 +4136,9 @@ export interface operations {
                  * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
                  *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
                  *     the same key with a different body is refused with 422, and a retry while the first request
-                 *     is still running gets 409.
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
                  * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

@@ -13,6 +13,7 @@ import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { AppServices } from '../services/appServices.ts';
+import type { Store, Tx } from '../store/store.ts';
 import type { ApiKeyPrincipal, OperationHandlers, RawResult, RequestContext } from '../operations/types.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
@@ -166,7 +167,8 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         body: koa.state.body,
         headers: koa.request.headers,
       };
-      const run = () => (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, ctx) as Promise<OperationResult>;
+      const run = (context: RequestContext = ctx) =>
+        (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, context) as Promise<OperationResult>;
 
       const idempotencyKey = koa.get('Idempotency-Key');
       const principal = koa.state.principal as ApiKeyPrincipal | undefined;
@@ -175,7 +177,8 @@ export async function createContract(options: ContractOptions): Promise<{ middle
           principal.accountId,
           idempotencyKey,
           requestFingerprint(koa.method, koa.path, koa.state.body),
-          async () => capture(await run()),
+          // The handler's write transactions also record that the key took effect (see IdempotencyKeys).
+          async (mark) => capture(await run(Object.assign(Object.create(ctx) as RequestContext, { services: { ...services, store: markingStore(services.store, mark) } }))),
           (problem) => captureProblem(problem, koa),
           (c.operation as Operation & { 'x-secret-fields'?: string[] })['x-secret-fields'] ?? [],
         );
@@ -198,6 +201,21 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     await api.handleRequest(apiRequest, koa);
   };
   return { middleware, api };
+}
+
+/** The store as one idempotent request sees it: each write transaction also runs `mark` before committing. */
+function markingStore(store: Store, mark: (tx: Tx) => Promise<void>): Store {
+  return {
+    transaction: (fn) =>
+      store.transaction(async (tx) => {
+        const value = await fn(tx);
+        await mark(tx);
+        return value;
+      }),
+    read: (fn) => store.read(fn),
+    isOpen: () => store.isOpen(),
+    close: () => store.close(),
+  };
 }
 
 type OperationResult = RawResult | { status: number; body: unknown; headers?: Record<string, string> };

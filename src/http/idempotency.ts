@@ -4,18 +4,24 @@
  * different request is 422; a retry while the first is still running is 409.
  *
  * Completed responses are stored durably. The "still running" state is kept in memory: a single
- * instance owns its requests, and after a crash the key is free again, so the retry runs.
+ * instance owns its requests. So that a crash between the handler's commit and the saving of its
+ * response cannot make a retry run twice, the handler's first write transaction also records the
+ * key as "took effect" (see `execute`'s `mark`); a retry that finds only that record gets 409
+ * `idempotency_outcome_unknown` instead of a second effect.
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { deleteExpiredResponses, findStoredResponse, saveStoredResponse } from '../store/idempotency.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, Tx } from '../store/store.ts';
 import { ApiProblem, problems } from './problem.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Stored-header marker: the response carried secrets that were not stored, so it cannot be replayed. */
 const WITHHELD_MARKER = 'x-idempotency-withheld';
+
+/** The status stored with the "took effect" record, before (or instead of) the real response. */
+const EFFECT_ONLY_STATUS = 0;
 
 export interface CapturedResponse {
   status: number;
@@ -56,13 +62,14 @@ export class IdempotencyKeys {
 
   /**
    * Runs `execute` at most once per (account, key) and request. `execute` returns the response it
-   * produced or throws an ApiProblem; either is captured by `capture` into what is stored.
+   * produced or throws an ApiProblem; either is captured by `capture` into what is stored. It must
+   * call `mark(tx)` inside each write transaction it commits (the request's store does this).
    */
   async run(
     accountId: string,
     key: string,
     fingerprint: string,
-    execute: () => Promise<CapturedResponse>,
+    execute: (mark: (tx: Tx) => Promise<void>) => Promise<CapturedResponse>,
     captureProblem: (problem: ApiProblem) => CapturedResponse,
     /** Top-level response fields that are secrets (an API key): never stored, so never replayed. */
     secretFields: readonly string[] = [],
@@ -83,6 +90,13 @@ export class IdempotencyKeys {
             'This Idempotency-Key was first used with a different request; use a new key for a new request.',
           );
         }
+        if (stored.status === EFFECT_ONLY_STATUS) {
+          throw problems.conflict(
+            'idempotency_outcome_unknown',
+            'The first request with this Idempotency-Key took effect, but the service restarted before its response was recorded. ' +
+              'Look the result up (for example in the list) instead of retrying; a new key makes a new request.',
+          );
+        }
         const withheld = stored.headers[WITHHELD_MARKER];
         if (withheld) {
           throw problems.conflict(
@@ -94,9 +108,17 @@ export class IdempotencyKeys {
         return { status: stored.status, headers: stored.headers, body: stored.body, replayed: true };
       }
 
+      const mark = (tx: Tx) =>
+        saveStoredResponse(tx, accountId, key, {
+          requestHash: fingerprint,
+          status: EFFECT_ONLY_STATUS,
+          headers: {},
+          body: '',
+          createdAt: now.toISOString(),
+        });
       let response: CapturedResponse;
       try {
-        response = await execute();
+        response = await execute(mark);
       } catch (err) {
         if (!(err instanceof ApiProblem) || !isReplayable(err.status)) throw err;
         response = captureProblem(err);

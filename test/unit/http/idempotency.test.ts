@@ -84,6 +84,44 @@ describe('IdempotencyKeys', () => {
     expect(retry).toMatchObject({ status: 201, replayed: false });
   });
 
+  it('never runs twice when the effect committed but its response was not recorded (crash between the two): 409, not a second effect', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', { amount: 1 });
+    let effects = 0;
+    await expect(
+      keys.run(accountA, 'lost-response', fingerprint, async (mark) => {
+        // The handler's write transaction commits, with the key's "took effect" mark in it...
+        await store.transaction(async (tx) => {
+          effects++;
+          await mark(tx);
+        });
+        // ...and the process dies before the response is saved (here: an unexpected failure).
+        throw new Error('killed');
+      }, captureProblem),
+    ).rejects.toThrow('killed');
+    await expect(
+      keys.run(accountA, 'lost-response', fingerprint, async () => {
+        effects++;
+        return created({});
+      }, captureProblem),
+    ).rejects.toMatchObject({ status: 409, code: 'idempotency_outcome_unknown' });
+    expect(effects).toBe(1);
+  });
+
+  it('a mark rolled back with its transaction leaves the key free', async () => {
+    const keys = new IdempotencyKeys(store, clock);
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', { amount: 2 });
+    await expect(
+      keys.run(accountA, 'rolled-back', fingerprint, async (mark) =>
+        store.transaction(async (tx) => {
+          await mark(tx);
+          throw new Error('constraint failed');
+        }),
+      captureProblem),
+    ).rejects.toThrow('constraint failed');
+    expect(await keys.run(accountA, 'rolled-back', fingerprint, async () => created({ ok: true }), captureProblem)).toMatchObject({ status: 201, replayed: false });
+  });
+
   it('refuses the key with a different request (422), and stores business refusals for replay', async () => {
     const keys = new IdempotencyKeys(store, clock);
     const refused = await keys.run(accountA, 'refusal', requestFingerprint('POST', '/v1/quotes', { term: 50 }), async () => {
