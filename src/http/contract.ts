@@ -18,6 +18,7 @@ import type { ApiKeyPrincipal, OperationHandlers, RawResult, RequestContext } fr
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
 import { RateLimiter } from './rateLimit.ts';
+import { installCompiledMatcher } from './routeMatcher.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import { AuthenticationError, apiKeyAuthenticator } from './security.ts';
 import { validationProblem } from './validationProblem.ts';
@@ -139,6 +140,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   // the document never changes after init, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
   const missing = [...declared].filter((id) => id && !(id in handlers));
   if (missing.length > 0) throw new Error(`The contract declares operations with no handler: ${missing.join(', ')}`);
