@@ -7,13 +7,12 @@
  *
  * Run: npm run bench -- account   (or node scripts/bench/account.ts)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import { startBareServer, type BareServer } from '../lib/bareServer.ts';
 import { createAccountWithCli, startService } from '../lib/spawnService.ts';
 
 const CONNECTIONS = 50;
@@ -27,27 +26,6 @@ export interface LoadFigures {
   requests: number;
   non2xx: number;
   errors: number;
-}
-
-const BARE_SERVER = `
-import http from 'node:http';
-const body = Buffer.from(process.env.BENCH_BODY);
-const server = http.createServer((req, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
-  res.end(body);
-});
-server.keepAliveTimeout = 5000;
-server.listen(0, '127.0.0.1', () => console.log(String(server.address().port)));
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
-`;
-
-async function startBareServer(body: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER], {
-    env: { ...process.env, BENCH_BODY: body },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  return { child, url: `http://127.0.0.1:${chunk.toString().trim()}` };
 }
 
 async function load(url: string, headers: Record<string, string>, durationS: number): Promise<LoadFigures> {
@@ -71,7 +49,7 @@ export async function benchAccount(): Promise<{ service: LoadFigures; bare: Load
   const dataDir = path.join(root, 'data');
   const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending', 'bench@lending.test');
   const service = await startService({ dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' } });
-  let bare: { child: ChildProcess; url: string } | undefined;
+  let bare: BareServer | undefined;
   try {
     const headers = { Authorization: `Bearer ${apiKey}` };
     const probe = await fetch(`${service.baseUrl}/v1/account`, { headers });
@@ -87,7 +65,7 @@ export async function benchAccount(): Promise<{ service: LoadFigures; bare: Load
     }
     return { service: serviceFigures, bare: bareFigures };
   } finally {
-    bare?.child.kill('SIGTERM');
+    await bare?.stop();
     await service.stop();
     await rm(root, { recursive: true, force: true });
   }

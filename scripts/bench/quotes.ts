@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import { startBareServer, type BareServer } from '../lib/bareServer.ts';
 import { createAccountWithCli, freePort, PROJECT_ROOT, startService } from '../lib/spawnService.ts';
 
 const CONNECTIONS = 50;
@@ -32,21 +33,6 @@ export interface TargetFigures {
   non2xx: number;
   errors: number;
 }
-
-/** The bare baseline: answers every request with the same quote JSON, whatever it was sent. */
-const BARE_SERVER = `
-import http from 'node:http';
-const body = Buffer.from(process.env.BARE_BODY);
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(201, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
-    res.end(body);
-  });
-});
-server.keepAliveTimeout = 5000;
-server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'listening', port: server.address().port })));
-`;
 
 async function load(name: string, url: string, headers: Record<string, string>, seconds: number): Promise<TargetFigures> {
   const result = await autocannon({
@@ -71,26 +57,6 @@ async function load(name: string, url: string, headers: Record<string, string>, 
 async function measure(name: string, url: string, headers: Record<string, string>): Promise<TargetFigures> {
   await load(name, url, headers, WARMUP_SECONDS);
   return load(name, url, headers, SECONDS);
-}
-
-/** Spawns a child and resolves with its port once it prints `{"msg":"listening","port":…}`. */
-async function spawnListening(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let pending = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} did not start within 20 s`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before listening`)));
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      pending += chunk;
-      const match = /"port":(\d+)/.exec(pending);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-  });
-  child.stdout!.resume();
-  return { child, port };
 }
 
 /** Prism logs in its own format; wait until it answers the operation instead. */
@@ -141,6 +107,7 @@ export interface QuotesBench {
 export async function benchQuotes(): Promise<QuotesBench> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-quotes-'));
   const children: ChildProcess[] = [];
+  let bare: BareServer | undefined;
   try {
     const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending');
     const service = await startService({ dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' } });
@@ -155,14 +122,13 @@ export async function benchQuotes(): Promise<QuotesBench> {
     const sampleBody = await sample.text();
     if (sample.status !== 201) throw new Error(`the service answered ${sample.status} to the bench request: ${sampleBody}`);
 
-    const bare = await spawnListening(process.execPath, ['--input-type=module', '-e', BARE_SERVER], { ...process.env, BARE_BODY: sampleBody });
-    children.push(bare.child);
+    bare = await startBareServer(sampleBody, 201);
     const prism = await startPrism();
     children.push(prism.child);
 
     const auth = { authorization: `Bearer ${apiKey}` };
     const real = await measure('real', `${service.baseUrl}/v1/quotes`, auth);
-    const bareFigures = await measure('bare', `http://127.0.0.1:${bare.port}/v1/quotes`, auth);
+    const bareFigures = await measure('bare', `${bare.url}/v1/quotes`, auth);
     const mock = await measure('mock', `http://127.0.0.1:${prism.port}/v1/quotes`, auth);
     return {
       real,
@@ -172,7 +138,7 @@ export async function benchQuotes(): Promise<QuotesBench> {
       realOverMock: real.requestsPerSec / mock.requestsPerSec,
     };
   } finally {
-    await Promise.all(children.map(stopChild));
+    await Promise.all([...children.map(stopChild), bare?.stop()]);
     await rm(dataDir, { recursive: true, force: true });
   }
 }
