@@ -13,14 +13,9 @@ import {
   setPartnerCredential,
   setPartnerDisabled,
   unrestrictPartner,
-  type PartnerServices,
   type PartnerView,
 } from '../services/bankPartners.ts';
-import type { AdminCommand, AdminServices } from './commands.ts';
-
-function partnerServices(services: AdminServices): PartnerServices {
-  return { store: services.store, clock: services.clock, config: services.config };
-}
+import type { AdminCommand } from './commands.ts';
 
 const PARTNER = { required: true, description: 'the partner id (bnk-…)' } as const;
 const ACCOUNT = { required: true, description: 'the account id (acc-…)' } as const;
@@ -37,7 +32,7 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
       credential: { description: 'http only: the bearer credential the service presents to the partner API' },
     },
     async run(services, flags) {
-      const partner = await createBankPartner(partnerServices(services), {
+      const partner = await createBankPartner(services, {
         name: flags.name!,
         connector: flags.connector!,
         baseUrl: flags['base-url'],
@@ -50,7 +45,7 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
     description: 'List bank partners (never their credentials).',
     flags: {},
     async run(services) {
-      return { partners: await listPartners(partnerServices(services)) };
+      return { partners: await listPartners(services) };
     },
   },
   'bank-partner sandbox-token': {
@@ -61,56 +56,56 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
       'account-number': { required: true, description: 'the account number, 4 to 34 digits or letters' },
     },
     async run(services, flags) {
-      return issueSandboxToken(partnerServices(services), { partnerId: flags.partner!, holder: flags.holder!, accountNumber: flags['account-number']! });
+      return issueSandboxToken(services, { partnerId: flags.partner!, holder: flags.holder!, accountNumber: flags['account-number']! });
     },
   },
   'bank-partner allow-account': {
     description: 'Restrict a partner to the accounts allowed so far, adding this one.',
     flags: { partner: PARTNER, account: ACCOUNT },
     async run(services, flags) {
-      return shown(await allowPartnerAccount(partnerServices(services), flags.partner!, flags.account!));
+      return shown(await allowPartnerAccount(services, flags.partner!, flags.account!));
     },
   },
   'bank-partner disallow-account': {
     description: 'Remove an account from a restricted partner.',
     flags: { partner: PARTNER, account: ACCOUNT },
     async run(services, flags) {
-      return shown(await disallowPartnerAccount(partnerServices(services), flags.partner!, flags.account!));
+      return shown(await disallowPartnerAccount(services, flags.partner!, flags.account!));
     },
   },
   'bank-partner unrestrict': {
     description: 'Let a partner serve every account again.',
     flags: { partner: PARTNER },
     async run(services, flags) {
-      return shown(await unrestrictPartner(partnerServices(services), flags.partner!));
+      return shown(await unrestrictPartner(services, flags.partner!));
     },
   },
   'bank-partner disable': {
     description: "Refuse a partner's tokens (401) until it is enabled again.",
     flags: { partner: PARTNER },
     async run(services, flags) {
-      return shown(await setPartnerDisabled(partnerServices(services), flags.partner!, true));
+      return shown(await setPartnerDisabled(services, flags.partner!, true));
     },
   },
   'bank-partner enable': {
     description: 'Accept a disabled partner\'s tokens again.',
     flags: { partner: PARTNER },
     async run(services, flags) {
-      return shown(await setPartnerDisabled(partnerServices(services), flags.partner!, false));
+      return shown(await setPartnerDisabled(services, flags.partner!, false));
     },
   },
   'bank-partner set-credential': {
     description: 'Replace the credential the service presents to an http partner (stored encrypted).',
     flags: { partner: PARTNER, credential: { required: true, description: 'the bearer credential the partner issued to the service' } },
     async run(services, flags) {
-      return shown(await setPartnerCredential(partnerServices(services), flags.partner!, flags.credential!));
+      return shown(await setPartnerCredential(services, flags.partner!, flags.credential!));
     },
   },
   'bank-partner clear-credential': {
     description: 'Remove the credential of an http partner.',
     flags: { partner: PARTNER },
     async run(services, flags) {
-      return shown(await setPartnerCredential(partnerServices(services), flags.partner!, null));
+      return shown(await setPartnerCredential(services, flags.partner!, null));
     },
   },
 };
