@@ -115,16 +115,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         if (requiredRole === 'admin' && principal.role !== 'admin') {
           throw problems.forbidden(`${c.operation.operationId} needs an admin API key; this key's role is ${principal.role}.`);
         }
-        if (rateLimiter.enabled) {
-          const decision = rateLimiter.consume(principal.keyId, services.clock.now().getTime());
-          koa.set(decision.headers);
-          if (!decision.allowed) {
-            throw problems.rateLimited(
-              `This API key has used its ${services.config.rateLimitPerMinute} requests for this minute; retry after ${decision.retryAfterSeconds} seconds.`,
-              { 'Retry-After': String(decision.retryAfterSeconds) },
-            );
-          }
-        }
+        rateLimiter.enforce(principal.keyId, services.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
       }
       const body = await readOperationBody(koa, declaredMediaTypes(c.operation), parsers);
       koa.state.body = body;

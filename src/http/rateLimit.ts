@@ -4,6 +4,8 @@
  * IETF RateLimit header draft: `RateLimit-Policy: "default";q=1200;w=60` and
  * `RateLimit: "default";r=<remaining>;t=<seconds to reset>`.
  */
+import { problems } from './problem.ts';
+
 const WINDOW_MS = 60_000;
 
 interface Window {
@@ -49,6 +51,23 @@ export class RateLimiter {
         RateLimit: `"default";r=${remaining};t=${resetSeconds}`,
       },
     };
+  }
+
+  /**
+   * Counts one request of `key`, puts the RateLimit headers on the response through `setHeaders`,
+   * and throws the 429 problem once the key has used its minute. `whose` names the caller in the
+   * problem's detail ("This API key"). Does nothing when rate limiting is off.
+   */
+  enforce(key: string, now: number, setHeaders: (headers: Record<string, string>) => void, whose: string): void {
+    if (!this.enabled) return;
+    const decision = this.consume(key, now);
+    setHeaders(decision.headers);
+    if (!decision.allowed) {
+      throw problems.rateLimited(
+        `${whose} used ${this.#limit} requests this minute; retry after ${decision.retryAfterSeconds} seconds.`,
+        { 'Retry-After': String(decision.retryAfterSeconds) },
+      );
+    }
   }
 
   /** Drops windows that ended, so memory follows active keys rather than every key ever seen. */

@@ -7,7 +7,6 @@ import { parseBankToken } from '../banks/tokenFormat.ts';
 import type { AppServices } from '../services/appServices.ts';
 import { authenticateBankToken, BankTokenRefused } from '../services/bankVerification.ts';
 import type { SecurityHandler } from './contract.ts';
-import { problems } from './problem.ts';
 import { RateLimiter } from './rateLimit.ts';
 import { AuthenticationError, bearerToken } from './security.ts';
 
@@ -18,22 +17,16 @@ export function securityHandlers(services: AppServices): Record<string, Security
   return {
     // bank token scheme (issue: bank verification)
     bankToken: async (authorization, koa) => {
-      if (authorization !== undefined && !bearerToken(authorization)) {
+      const token = authorization === undefined ? null : bearerToken(authorization);
+      if (authorization !== undefined && !token) {
         throw new AuthenticationError('The Authorization header must be "Bearer <bank token>".');
       }
-      const parsed = authorization === undefined ? null : parseBankToken(bearerToken(authorization) ?? '');
-      if (parsed && partnerLimiter.enabled) {
-        const decision = partnerLimiter.consume(`partner:${parsed.partnerId}`, services.clock.now().getTime());
-        koa.set(decision.headers);
-        if (!decision.allowed) {
-          throw problems.rateLimited(
-            `This bank partner's tokens have used their ${services.config.rateLimitPerMinute} requests for this minute; retry after ${decision.retryAfterSeconds} seconds.`,
-            { 'Retry-After': String(decision.retryAfterSeconds) },
-          );
-        }
+      const parsed = token === null ? null : parseBankToken(token);
+      if (parsed) {
+        partnerLimiter.enforce(`partner:${parsed.partnerId}`, services.clock.now().getTime(), (headers) => koa.set(headers), "This bank partner's tokens have");
       }
       try {
-        return await authenticateBankToken(services, authorization === undefined ? null : bearerToken(authorization));
+        return await authenticateBankToken(services, token);
       } catch (err) {
         if (err instanceof BankTokenRefused) throw new AuthenticationError(err.message);
         throw err;
