@@ -5,7 +5,7 @@
  */
 import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { AppServices } from '../services/appServices.ts';
-import { ApiProblem } from '../http/problem.ts';
+import { AppError } from '../errors.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 
 export class AdminCommandError extends Error {
@@ -84,7 +84,7 @@ export async function runAdminCommand(services: AdminServices, name: string, fla
   try {
     return await command.run(services, flags);
   } catch (err) {
-    if (err instanceof ApiProblem) throw new AdminCommandError(err.detail);
+    if (err instanceof AppError) throw new AdminCommandError(err.detail);
     throw err;
   }
 }

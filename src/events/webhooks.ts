@@ -5,7 +5,7 @@
 import type { Clock } from '../clock.ts';
 import type { WebhookConfig } from '../config.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
-import { problems } from '../http/problem.ts';
+import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findDelivery, scheduleRetry, type DeliveryStateRecord } from '../store/outbox.ts';
 import type { Store } from '../store/store.ts';
@@ -37,14 +37,14 @@ export interface WebhookServices {
  */
 export async function checkEndpointUrl(raw: string, allowedHosts: readonly string[], resolve: Resolver = systemResolver): Promise<string> {
   const verdict = urlDecision(raw, allowedHosts);
-  if (!verdict.ok) throw problems.unprocessable(verdict.code, verdict.reason, { errors: [{ pointer: '/url', message: verdict.reason }] });
+  if (!verdict.ok) throw fail.refused(verdict.code, verdict.reason, { errors: [{ pointer: '/url', message: verdict.reason }] });
   if (verdict.needsResolution) {
     try {
       await resolvePublic(verdict.host, resolve);
     } catch (err) {
       if (err instanceof AddressNotAllowedError) {
         const reason = `url host ${err.message.replace(/^address not allowed: /, '')}`;
-        throw problems.unprocessable('webhook_url_not_allowed', reason, { errors: [{ pointer: '/url', message: reason }] });
+        throw fail.refused('webhook_url_not_allowed', reason, { errors: [{ pointer: '/url', message: reason }] });
       }
       // Not resolvable now (not yet in DNS, resolver down): checked again at every connection.
     }
@@ -57,7 +57,7 @@ function checkEvents(events: readonly string[], pointer: (index: number) => stri
   const unknown = events.map((event, index) => ({ event, index })).filter(({ event }) => !isEventType(event));
   if (unknown.length > 0) {
     const valid = eventTypes().join(', ');
-    throw problems.unprocessable('unknown_event_type', `Unknown event ${unknown.map((u) => u.event).join(', ')}; valid events: ${valid}`, {
+    throw fail.refused('unknown_event_type', `Unknown event ${unknown.map((u) => u.event).join(', ')}; valid events: ${valid}`, {
       validEvents: eventTypes(),
       errors: unknown.map(({ index }) => ({ pointer: pointer(index), message: `is not an event kind; valid events: ${valid}` })),
     });
@@ -67,7 +67,7 @@ function checkEvents(events: readonly string[], pointer: (index: number) => stri
 
 async function requireEndpoint(store: Store, accountId: string, webhookId: string): Promise<WebhookEndpointRecord> {
   const endpoint = await store.read((db) => findEndpoint(db, accountId, webhookId));
-  if (!endpoint) throw problems.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+  if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   return endpoint;
 }
 
@@ -117,14 +117,14 @@ export async function updateWebhook(
     if (events) await replaceSubscriptions(tx, accountId, webhookId, events);
     return findEndpoint(tx, accountId, webhookId);
   });
-  if (!updated) throw problems.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+  if (!updated) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   if (changes.enabled === true) nudgeDispatchers();
   return updated;
 }
 
 export async function removeWebhook(s: WebhookServices, accountId: string, webhookId: string): Promise<void> {
   const deleted = await s.store.transaction((tx) => deleteEndpoint(tx, accountId, webhookId));
-  if (!deleted) throw problems.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+  if (!deleted) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
 }
 
 export async function rotateWebhookSecret(
@@ -139,12 +139,12 @@ export async function rotateWebhookSecret(
     await rotateSecret(tx, webhookId, secret, new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString(), now.toISOString());
     return findEndpoint(tx, accountId, webhookId);
   });
-  if (!endpoint) throw problems.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+  if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   return { endpoint, secret };
 }
 
 function disabledProblem(endpoint: WebhookEndpointRecord) {
-  return problems.conflict(
+  return fail.conflict(
     'webhook_disabled',
     `The endpoint is disabled (${endpoint.disabledReason ?? 'manual'}); enable it with PATCH /v1/webhooks/${endpoint.webhookId} first`,
     { currentStatus: 'disabled', disabledReason: endpoint.disabledReason },
@@ -162,7 +162,7 @@ export async function sendTestEvent(
   const payload = eventKind(type!).example;
   const result = await s.store.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, accountId, webhookId);
-    if (!endpoint) throw problems.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+    if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
     return publishEvent(tx, { accountId, payload, occurredAt: s.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
   });
@@ -180,9 +180,9 @@ export async function retryDelivery(
   const result = await s.store.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, accountId, webhookId);
     const delivery = endpoint && (await findDelivery(tx, accountId, webhookId, eventId, now));
-    if (!endpoint || !delivery) throw problems.notFound(`Event ${eventId} was never delivered to webhook endpoint ${webhookId} in your account.`);
+    if (!endpoint || !delivery) throw fail.notFound(`Event ${eventId} was never delivered to webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
-    if (delivery.inFlight) throw problems.conflict('delivery_in_flight', 'An attempt to deliver this event is under way; retry when it has finished');
+    if (delivery.inFlight) throw fail.conflict('delivery_in_flight', 'An attempt to deliver this event is under way; retry when it has finished');
     await scheduleRetry(tx, accountId, webhookId, eventId, now);
     const eventType = (await findEventType(tx, accountId, eventId)) as WebhookEventType;
     return { ...(await findDelivery(tx, accountId, webhookId, eventId, now))!, eventType };

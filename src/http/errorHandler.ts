@@ -4,7 +4,8 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from '../log.ts';
-import { ApiProblem, isApiProblem, problemBody, problems } from './problem.ts';
+import { isAppError } from '../errors.ts';
+import { ApiProblem, isApiProblem, problemBody, problemOf, problems } from './problem.ts';
 
 /** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
 interface HttpError extends Error {
@@ -19,6 +20,7 @@ interface HttpError extends Error {
 /** Maps known parser failures to the problem a caller can act on; anything else is internal. */
 export function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
+  if (isAppError(err)) return problemOf(err);
   // A path such as /v1/applications/%ZZ cannot be decoded to match a route.
   if (err instanceof URIError) return problems.badRequest('malformed_path', 'The request path has an invalid percent-encoding.');
   const e = err as HttpError;

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { deleteExpiredResponses, findStoredResponse, saveStoredResponse } from '../store/idempotency.ts';
 import type { Store, Tx } from '../store/store.ts';
-import { ApiProblem, problems } from './problem.ts';
+import { isAppError } from '../errors.ts';
+import { ApiProblem, problemOf, problems } from './problem.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -120,8 +121,9 @@ export class IdempotencyKeys {
       try {
         response = await execute(mark);
       } catch (err) {
-        if (!(err instanceof ApiProblem) || !isReplayable(err.status)) throw err;
-        response = captureProblem(err);
+        const problem = err instanceof ApiProblem ? err : isAppError(err) ? problemOf(err) : null;
+        if (!problem || !isReplayable(problem.status)) throw err;
+        response = captureProblem(problem);
       }
       if (isReplayable(response.status)) {
         const storable = withholdSecrets(response, secretFields);

@@ -1,18 +1,12 @@
 /**
- * The one error type that travels toward the HTTP edge. Domain and store code throw or return
- * an ApiProblem; only the edge (errorHandler) turns it into an RFC 9457 problem+json response.
+ * The edge's view of a failure: an HTTP status, a title and the headers it needs. The edge's own
+ * refusals (routing, credentials, bodies, rate limits) are made here; every AppError from the
+ * layers below is mapped here, by its kind, and nowhere else.
  */
-export interface ValidationIssue {
-  pointer: string;
-  message: string;
-}
+import { AppError, type ErrorFacts, type ErrorKind, type FieldIssue } from '../errors.ts';
 
-export interface ProblemExtras {
-  errors?: ValidationIssue[];
-  currentStatus?: string;
-  validFormats?: string[];
-  [key: string]: unknown;
-}
+export type ValidationIssue = FieldIssue;
+export type ProblemExtras = ErrorFacts;
 
 export class ApiProblem extends Error {
   readonly status: number;
@@ -36,6 +30,36 @@ export class ApiProblem extends Error {
 
 export function isApiProblem(value: unknown): value is ApiProblem {
   return value instanceof ApiProblem;
+}
+
+/** The status and title of each kind of AppError. */
+const STATUS_OF_KIND: Record<ErrorKind, { status: number; title: string }> = {
+  invalid: { status: 400, title: 'The request is not valid' },
+  unauthenticated: { status: 401, title: 'Missing or invalid credentials' },
+  forbidden: { status: 403, title: 'The API key lacks the needed role' },
+  not_found: { status: 404, title: 'Resource not found' },
+  conflict: { status: 409, title: 'Conflict with the current state' },
+  too_large: { status: 413, title: 'Request body too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported content type' },
+  refused: { status: 422, title: 'The request breaks a business rule' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  upstream_failed: { status: 502, title: 'An upstream partner failed' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+};
+
+/** Titles more precise than their kind's, for codes a caller meets often. */
+const TITLE_OF_CODE: Record<string, string> = {
+  bank_partner_unavailable: 'The bank partner is unavailable',
+  verification_attempts_exceeded: 'Too many failed verifications',
+};
+
+/** The problem an AppError is at the HTTP edge. */
+export function problemOf(err: AppError): ApiProblem {
+  const { status, title } = STATUS_OF_KIND[err.kind];
+  const headers: Record<string, string> = {};
+  if (err.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.retryAfterSeconds);
+  if (err.kind === 'unauthenticated') headers['WWW-Authenticate'] = 'Bearer realm="mortgage-origination"';
+  return new ApiProblem(status, err.code, TITLE_OF_CODE[err.code] ?? title, err.detail, err.facts, headers);
 }
 
 export const problems = {

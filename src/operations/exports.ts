@@ -10,7 +10,7 @@ import {
   replaceExportFormat,
 } from '../services/exports.ts';
 import { findExportFormat, listExportFormats, type ExportFormatRecord } from '../store/exportFormats.ts';
-import { problems } from '../http/problem.ts';
+import { fail } from '../errors.ts';
 import type { OperationHandlers } from './types.ts';
 
 const FORMAT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
@@ -59,7 +59,7 @@ export const exportOperations = {
 
   getExportFormat: async ({ path }, ctx) => {
     const format = await ctx.services.store.read((db) => findExportFormat(db, ctx.principal.accountId, path.formatName));
-    if (!format) throw problems.notFound(`No export format "${path.formatName}" in this account.`);
+    if (!format) throw fail.notFound(`No export format "${path.formatName}" in this account.`);
     return { status: 200, body: toExportFormat(format) };
   },
 

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
-import { problems } from '../http/problem.ts';
+import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findAccount, insertAccount, type AccountRecord } from '../store/accounts.ts';
 import {
@@ -66,7 +66,7 @@ export async function createApiKey(
   input: { role: ApiKeyRole; name: string },
 ): Promise<CreatedApiKey> {
   return store.transaction(async (tx) => {
-    if (!(await findAccount(tx, accountId))) throw problems.notFound(`No account ${accountId}.`);
+    if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
     return addKey(tx, clock, accountId, input.role, input.name);
   });
 }
@@ -79,10 +79,10 @@ export async function createApiKey(
 export async function revokeApiKey(store: Store, clock: Clock, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
   return store.transaction(async (tx) => {
     const key = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
-    if (!key) throw problems.notFound(`No API key ${keyId} in this account.`);
+    if (!key) throw fail.notFound(`No API key ${keyId} in this account.`);
     if (key.revokedAt) return key;
     if (key.role === 'admin' && (await countActiveAdminKeys(tx, key.accountId)) <= 1) {
-      throw problems.unprocessable(
+      throw fail.refused(
         'last_admin_key',
         `${keyId} is the account's last active admin key; create another admin key before revoking it.`,
       );

@@ -11,7 +11,7 @@ import { canTransition, isEditable, type ApplicationAction, type ApplicationStat
 import { decide, type Decision, type PaymentFact } from '../domain/underwriting/decision.ts';
 import { checkRules, DEFAULT_RULES, type UnderwritingRules } from '../domain/underwriting/rules.ts';
 import { publish } from '../events/outbox.ts';
-import { isApiProblem, problems, type ValidationIssue } from '../http/problem.ts';
+import { fail, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
 import {
   findApplication,
@@ -24,7 +24,7 @@ import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Store, Tx } from '../store/store.ts';
 import { findUnderwritingRules, saveUnderwritingRules } from '../store/underwriting.ts';
-import { priceMonthlyPayment } from './pricing.ts';
+import { priceMonthlyPayment, refusalError } from './pricing.ts';
 
 export type Application = components['schemas']['Application'];
 export type ApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
@@ -64,24 +64,24 @@ const ACTION_WORDS: Record<ApplicationAction, string> = {
 };
 
 function invalidTransition(current: ApplicationStatus, action: ApplicationAction) {
-  return problems.conflict('invalid_transition', `An application in status ${current} cannot be ${ACTION_WORDS[action]}.`, {
+  return fail.conflict('invalid_transition', `An application in status ${current} cannot be ${ACTION_WORDS[action]}.`, {
     currentStatus: current,
   });
 }
 
 function notFound(mortgageId: string) {
-  return problems.notFound(`No application ${mortgageId} in this account.`);
+  return fail.notFound(`No application ${mortgageId} in this account.`);
 }
 
 /** Money in requests: at most two decimals (the schema bounds the range). */
-function moneyIssues(values: Record<string, number | null | undefined>): ValidationIssue[] {
+function moneyIssues(values: Record<string, number | null | undefined>): FieldIssue[] {
   return Object.entries(values)
     .filter(([, value]) => typeof value === 'number' && !hasAtMostDecimals(value, 2))
     .map(([pointer]) => ({ pointer, message: 'must have at most two decimals' }));
 }
 
-function throwIfIssues(issues: ValidationIssue[]): void {
-  if (issues.length > 0) throw problems.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
+function throwIfIssues(issues: FieldIssue[]): void {
+  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
 }
 
 /** A quote named by an application must be of this account and for the same amount and term. */
@@ -89,12 +89,12 @@ async function checkQuote(db: SqlExecutor, accountId: string, record: Applicatio
   if (record.quoteId === null) return;
   const quote = await findQuote(db, accountId, record.quoteId);
   if (!quote) {
-    throw problems.unprocessable('quote_not_found', `No quote ${record.quoteId} in this account.`, {
+    throw fail.refused('quote_not_found', `No quote ${record.quoteId} in this account.`, {
       errors: [{ pointer: '/quoteId', message: 'names no quote of this account' }],
     });
   }
   if (quote.amount !== record.amount || quote.term !== record.termYears) {
-    throw problems.unprocessable(
+    throw fail.refused(
       'quote_mismatch',
       `Quote ${record.quoteId} is for ${quote.amount} over ${quote.term} years; the application asks ${record.amount} over ${record.termYears} years.`,
       { errors: [{ pointer: '/quoteId', message: 'is for another amount or term' }] },
@@ -177,7 +177,7 @@ export async function updateApplication(
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!isEditable(current.status)) {
-      throw problems.conflict('application_not_editable', `Only a draft can be edited; this application is ${current.status}.`, {
+      throw fail.conflict('application_not_editable', `Only a draft can be edited; this application is ${current.status}.`, {
         currentStatus: current.status,
       });
     }
@@ -197,7 +197,7 @@ export async function updateApplication(
     };
     await checkQuote(tx, accountId, next);
     if (!(await writeApplication(tx, next, current.status))) {
-      throw problems.conflict('application_not_editable', 'The application changed while it was being edited; read it again.', { currentStatus: current.status });
+      throw fail.conflict('application_not_editable', 'The application changed while it was being edited; read it again.', { currentStatus: current.status });
     }
     return next;
   });
@@ -215,18 +215,16 @@ async function paymentFact(tx: Tx, record: ApplicationRecord): Promise<PaymentFa
     const quote = await findQuote(tx, record.accountId, record.quoteId);
     if (quote) return { kind: 'payment', monthlyPayment: quote.monthlyPayment, source: 'quote' };
   }
-  try {
-    const monthlyPayment = await priceMonthlyPayment(tx, record.accountId, {
-      amount: record.amount,
-      term: record.termYears,
-      propertyValue: record.propertyValue,
-      creditScore: record.creditScore,
-    });
-    return { kind: 'payment', monthlyPayment, source: 'pricing' };
-  } catch (err) {
-    if (isApiProblem(err) && (err.status === 422 || err.status === 400)) return { kind: 'refused', code: err.code, detail: err.detail };
-    throw err;
-  }
+  const priced = await priceMonthlyPayment(tx, record.accountId, {
+    amount: record.amount,
+    term: record.termYears,
+    propertyValue: record.propertyValue,
+    creditScore: record.creditScore,
+  });
+  if (priced.ok) return { kind: 'payment', monthlyPayment: priced.monthlyPayment, source: 'pricing' };
+  // The refusal's code and detail are what a quote request would have been told; here they are facts for the rules.
+  const { code, detail } = refusalError(priced.refusal);
+  return { kind: 'refused', code, detail };
 }
 
 async function rulesOf(db: SqlExecutor, accountId: string): Promise<UnderwritingRules> {
@@ -333,7 +331,7 @@ export async function getUnderwritingRules(store: Store, accountId: string): Pro
 
 /** Replaces the account's rules whole: 400 for too many decimals, 422 for limits on the wrong side. */
 export async function setUnderwritingRules(store: Store, clock: Clock, accountId: string, rules: UnderwritingRules): Promise<UnderwritingRulesView> {
-  const issues: ValidationIssue[] = [];
+  const issues: FieldIssue[] = [];
   for (const [pointer, value, places] of [
     ['/debtToIncome/approveAtMost', rules.debtToIncome.approveAtMost, 3],
     ['/debtToIncome/referAtMost', rules.debtToIncome.referAtMost, 3],
@@ -347,7 +345,7 @@ export async function setUnderwritingRules(store: Store, clock: Clock, accountId
   throwIfIssues(issues);
   const broken = checkRules(rules);
   if (broken.length > 0) {
-    throw problems.unprocessable('invalid_underwriting_rules', `${broken[0]!.pointer} ${broken[0]!.message}. Nothing was changed.`, {
+    throw fail.refused('invalid_underwriting_rules', `${broken[0]!.pointer} ${broken[0]!.message}. Nothing was changed.`, {
       errors: broken,
     });
   }

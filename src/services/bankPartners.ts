@@ -10,7 +10,7 @@ import { bankKeys } from '../banks/secrets.ts';
 import { bankTokenPrefixFor } from '../banks/tokenFormat.ts';
 import { isWellFormedAccountNumber } from '../domain/banks/accountNumber.ts';
 import { partnerBaseUrlDecision } from '../domain/banks/partnerUrl.ts';
-import { problems } from '../http/problem.ts';
+import { fail } from '../errors.ts';
 import { isId, newId } from '../ids.ts';
 import { findAccount } from '../store/accounts.ts';
 import {
@@ -67,7 +67,7 @@ async function view(db: Tx, p: BankPartnerRecord): Promise<PartnerView> {
 
 function checkCredential(credential: string): void {
   if (credential.length === 0 || credential.length > MAX_CREDENTIAL || /[\s\u0000-\u001f]/.test(credential)) {
-    throw problems.unprocessable('bank_partner_credential_invalid', `the credential must be 1 to ${MAX_CREDENTIAL} printable characters without spaces`);
+    throw fail.refused('bank_partner_credential_invalid', `the credential must be 1 to ${MAX_CREDENTIAL} printable characters without spaces`);
   }
 }
 
@@ -76,18 +76,18 @@ export async function createBankPartner(
   input: { name: string; connector: string; baseUrl?: string | undefined; credential?: string | undefined },
 ): Promise<PartnerView> {
   const name = input.name.trim();
-  if (name.length === 0 || name.length > MAX_NAME) throw problems.unprocessable('bank_partner_name_invalid', `the name must be 1 to ${MAX_NAME} characters`);
+  if (name.length === 0 || name.length > MAX_NAME) throw fail.refused('bank_partner_name_invalid', `the name must be 1 to ${MAX_NAME} characters`);
   if (input.connector !== 'sandbox' && input.connector !== 'http') {
-    throw problems.unprocessable('bank_partner_connector_invalid', `the connector must be sandbox or http, not "${input.connector}"`);
+    throw fail.refused('bank_partner_connector_invalid', `the connector must be sandbox or http, not "${input.connector}"`);
   }
   let baseUrl: string | null = null;
   if (input.connector === 'http') {
-    if (!input.baseUrl) throw problems.unprocessable('bank_partner_url_invalid', 'an http partner needs --base-url (its API, https)');
+    if (!input.baseUrl) throw fail.refused('bank_partner_url_invalid', 'an http partner needs --base-url (its API, https)');
     const decision = partnerBaseUrlDecision(input.baseUrl, services.config.bank.partnerAllowedHosts);
-    if (!decision.ok) throw problems.unprocessable('bank_partner_url_invalid', decision.reason);
+    if (!decision.ok) throw fail.refused('bank_partner_url_invalid', decision.reason);
     baseUrl = decision.url;
   } else if (input.baseUrl || input.credential) {
-    throw problems.unprocessable('bank_partner_url_invalid', 'the sandbox partner is built in: it takes no base URL or credential');
+    throw fail.refused('bank_partner_url_invalid', 'the sandbox partner is built in: it takes no base URL or credential');
   }
   if (input.credential !== undefined) checkCredential(input.credential);
   const keys = await bankKeys(services.config);
@@ -119,10 +119,10 @@ async function changePartner(
   partnerId: string,
   change: (tx: Tx, partner: BankPartnerRecord, now: string) => Promise<BankPartnerRecord>,
 ): Promise<PartnerView> {
-  if (!isId('bnk', partnerId)) throw problems.notFound(`${partnerId} is not a bank partner id (bnk-…)`);
+  if (!isId('bnk', partnerId)) throw fail.notFound(`${partnerId} is not a bank partner id (bnk-…)`);
   return services.store.transaction(async (tx) => {
     const partner = await findBankPartner(tx, partnerId);
-    if (!partner) throw problems.notFound(`No bank partner ${partnerId}.`);
+    if (!partner) throw fail.notFound(`No bank partner ${partnerId}.`);
     const now = services.clock.now().toISOString();
     const changed = { ...(await change(tx, partner, now)), updatedAt: now };
     await updateBankPartner(tx, changed);
@@ -133,7 +133,7 @@ async function changePartner(
 /** Restricts the partner to the accounts allowed so far, adding this one. */
 export function allowPartnerAccount(services: PartnerServices, partnerId: string, accountId: string): Promise<PartnerView> {
   return changePartner(services, partnerId, async (tx, partner, now) => {
-    if (!(await findAccount(tx, accountId))) throw problems.notFound(`No account ${accountId}.`);
+    if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
     if (!partner.restricted) await clearPartnerAccounts(tx, partnerId);
     await addPartnerAccount(tx, partnerId, accountId, now);
     return { ...partner, restricted: true };
@@ -143,8 +143,8 @@ export function allowPartnerAccount(services: PartnerServices, partnerId: string
 /** Removes an account from a restricted partner (which then serves one account fewer, possibly none). */
 export function disallowPartnerAccount(services: PartnerServices, partnerId: string, accountId: string): Promise<PartnerView> {
   return changePartner(services, partnerId, async (tx, partner) => {
-    if (!partner.restricted) throw problems.conflict('bank_partner_not_restricted', `${partnerId} serves every account; allow accounts one by one first, or disable it`);
-    if (!(await removePartnerAccount(tx, partnerId, accountId))) throw problems.notFound(`${partnerId} does not serve ${accountId}.`);
+    if (!partner.restricted) throw fail.conflict('bank_partner_not_restricted', `${partnerId} serves every account; allow accounts one by one first, or disable it`);
+    if (!(await removePartnerAccount(tx, partnerId, accountId))) throw fail.notFound(`${partnerId} does not serve ${accountId}.`);
     return partner;
   });
 }
@@ -167,7 +167,7 @@ export async function setPartnerCredential(services: PartnerServices, partnerId:
   if (credential !== null) checkCredential(credential);
   const keys = await bankKeys(services.config);
   return changePartner(services, partnerId, async (_tx, partner) => {
-    if (partner.connector !== 'http') throw problems.conflict('bank_partner_not_http', `${partnerId} is a ${partner.connector} partner; only http partners have a credential`);
+    if (partner.connector !== 'http') throw fail.conflict('bank_partner_not_http', `${partnerId} is a ${partner.connector} partner; only http partners have a credential`);
     return { ...partner, credentialSealed: credential === null ? null : sealCredential(keys.partnerCredential, partnerId, credential) };
   });
 }
@@ -178,12 +178,12 @@ export async function issueSandboxToken(
   input: { partnerId: string; holder: string; accountNumber: string },
 ): Promise<{ token: string; expiresAt: string }> {
   const partner = isId('bnk', input.partnerId) ? await services.store.read((db) => findBankPartner(db, input.partnerId)) : undefined;
-  if (!partner) throw problems.notFound(`No bank partner ${input.partnerId}.`);
-  if (partner.connector !== 'sandbox') throw problems.conflict('bank_partner_not_sandbox', `${partner.partnerId} is an ${partner.connector} partner: its tokens come from the partner itself`);
-  if (partner.disabledAt) throw problems.conflict('bank_partner_disabled', `${partner.partnerId} is disabled`);
+  if (!partner) throw fail.notFound(`No bank partner ${input.partnerId}.`);
+  if (partner.connector !== 'sandbox') throw fail.conflict('bank_partner_not_sandbox', `${partner.partnerId} is an ${partner.connector} partner: its tokens come from the partner itself`);
+  if (partner.disabledAt) throw fail.conflict('bank_partner_disabled', `${partner.partnerId} is disabled`);
   const holder = input.holder.trim();
-  if (holder.length === 0 || holder.length > MAX_HOLDER_NAME_LENGTH) throw problems.unprocessable('holder_invalid', `--holder must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
-  if (!isWellFormedAccountNumber(input.accountNumber)) throw problems.unprocessable('account_number_invalid', '--account-number must be 4 to 34 digits or letters');
+  if (holder.length === 0 || holder.length > MAX_HOLDER_NAME_LENGTH) throw fail.refused('holder_invalid', `--holder must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
+  if (!isWellFormedAccountNumber(input.accountNumber)) throw fail.refused('account_number_invalid', '--account-number must be 4 to 34 digits or letters');
   const keys = await bankKeys(services.config);
   return mintSandboxToken(keys.sandboxToken, partner.partnerId, { holder, accountNumber: input.accountNumber }, services.clock.now(), services.config.bank.sandboxTokenTtlSeconds);
 }

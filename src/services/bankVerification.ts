@@ -20,7 +20,7 @@ import { parseBankToken } from '../banks/tokenFormat.ts';
 import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
 import { scoreNameMatch } from '../domain/banks/nameMatch.ts';
 import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
-import { ApiProblem, problems } from '../http/problem.ts';
+import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { findApplication } from '../store/applications.ts';
@@ -60,18 +60,15 @@ export class BankTokenRefused extends Error {
 const RETRY_PARTNER_AFTER_SECONDS = 30;
 
 /** The 502 for a partner failure; the reason goes to the log only (it may name addresses or partner internals). */
-export function partnerProblem(err: BankPartnerUnavailable | BankPartnerBadResponse): ApiProblem {
+export function partnerError(err: BankPartnerUnavailable | BankPartnerBadResponse): AppError {
   if (err instanceof BankPartnerUnavailable) {
-    return new ApiProblem(
-      502,
+    return fail.upstreamFailed(
       'bank_partner_unavailable',
-      'The bank partner is unavailable',
       `The bank partner could not be reached or kept failing; nothing was checked or recorded. Retry after ${RETRY_PARTNER_AFTER_SECONDS} seconds.`,
-      {},
-      { 'Retry-After': String(RETRY_PARTNER_AFTER_SECONDS) },
+      RETRY_PARTNER_AFTER_SECONDS,
     );
   }
-  return problems.badGateway('bank_partner_invalid_response', 'The bank partner answered something the service cannot trust; nothing was checked or recorded.');
+  return fail.upstreamFailed('bank_partner_invalid_response', 'The bank partner answered something the service cannot trust; nothing was checked or recorded.');
 }
 
 async function callPartner<T>(services: BankServices, partnerId: string, call: () => Promise<T>): Promise<T> {
@@ -80,7 +77,7 @@ async function callPartner<T>(services: BankServices, partnerId: string, call: (
   } catch (err) {
     if (err instanceof BankPartnerUnavailable || err instanceof BankPartnerBadResponse) {
       services.log.warn({ partnerId, reason: err.message, kind: err.name }, 'bank partner failed');
-      throw partnerProblem(err);
+      throw partnerError(err);
     }
     throw err;
   }
@@ -88,7 +85,7 @@ async function callPartner<T>(services: BankServices, partnerId: string, call: (
 
 /**
  * Authenticates the bearer token of `POST /v1/banks/verify`: a well-formed bank token of a known,
- * enabled partner that the partner says is live. Throws BankTokenRefused (401) or an ApiProblem
+ * enabled partner that the partner says is live. Throws BankTokenRefused (401) or an AppError
  * (502 when the partner cannot say).
  */
 export async function authenticateBankToken(services: BankServices, token: string | null): Promise<BankTokenPrincipal> {
@@ -113,14 +110,11 @@ export interface VerificationRequest {
   accountNumber: string;
 }
 
-function attemptsExceeded(retryAfterSeconds: number): ApiProblem {
-  return new ApiProblem(
-    429,
+function attemptsExceeded(retryAfterSeconds: number): AppError {
+  return fail.rateLimited(
     'verification_attempts_exceeded',
-    'Too many failed verifications',
     `This application has had ${MAX_FAILED_ATTEMPTS} failed bank verifications in the last hour; retry after ${retryAfterSeconds} seconds.`,
-    {},
-    { 'Retry-After': String(retryAfterSeconds) },
+    retryAfterSeconds,
   );
 }
 
@@ -139,10 +133,10 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
     if (!found) return undefined;
     return { record: found };
   });
-  if (!application) throw problems.notFound(`No mortgage application ${request.mortgageId} that this bank partner serves.`);
+  if (!application) throw fail.notFound(`No mortgage application ${request.mortgageId} that this bank partner serves.`);
   const { record } = application;
   if (record.status === 'withdrawn') {
-    throw problems.conflict('application_withdrawn', `Mortgage application ${record.mortgageId} was withdrawn; there is nothing to verify.`, { currentStatus: record.status });
+    throw fail.conflict('application_withdrawn', `Mortgage application ${record.mortgageId} was withdrawn; there is nothing to verify.`, { currentStatus: record.status });
   }
 
   // The partner is asked outside any transaction: a slow partner must not hold the store.
@@ -152,7 +146,7 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
       (await connectorFor(partner, services)).fetchAccount(principal.grant, principal.partnerToken),
     );
   } catch (err) {
-    if (err instanceof BankTokenRejected) throw problems.unauthorized(err.message);
+    if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
     throw err;
   }
 

@@ -11,7 +11,7 @@ import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts
 import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
 import { publish } from '../events/outbox.ts';
 import type { UploadedFile } from '../http/bodyParsers.ts';
-import { problems } from '../http/problem.ts';
+import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication } from '../store/applications.ts';
 import { openDocumentFile, readHead, removeDocumentFile, storeDocumentFile } from '../store/documentFiles.ts';
@@ -67,15 +67,15 @@ export function readUploadForm(form: UploadForm | undefined): { documentType: Do
   for (const name of Object.keys(form?.files ?? {})) {
     if (name !== 'file') issues.push({ pointer: `/${name}`, message: 'is not a field of this form' });
   }
-  if (issues.length > 0) throw problems.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
+  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
   return { documentType: types[0] as DocumentType, file: files[0]! };
 }
 
 async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: string) {
   const application = await findApplication(db, accountId, mortgageId);
-  if (!application) throw problems.notFound(`No application ${mortgageId} in this account.`);
+  if (!application) throw fail.notFound(`No application ${mortgageId} in this account.`);
   if (!acceptsDocuments(application.status)) {
-    throw problems.conflict('application_closed', `An application in status ${application.status} takes no more documents.`, {
+    throw fail.conflict('application_closed', `An application in status ${application.status} takes no more documents.`, {
       currentStatus: application.status,
     });
   }
@@ -96,7 +96,7 @@ export async function uploadDocument(
   await store.read((db) => liveApplication(db, accountId, mortgageId));
   const contentType = sniffContentType(await readHead(upload.file.tempPath, SNIFF_BYTES));
   if (contentType === null) {
-    throw problems.unsupportedMediaType('The file is not a PDF, PNG or JPEG (judged by its leading bytes, not its name or declared type).');
+    throw fail.unsupportedMediaType('The file is not a PDF, PNG or JPEG (judged by its leading bytes, not its name or declared type).');
   }
   const now = clock.now();
   const record: DocumentRecord = {
@@ -135,7 +135,7 @@ export async function uploadDocument(
 
 export async function listDocuments(store: Store, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
   return store.read(async (db) => {
-    if (!(await findApplication(db, accountId, mortgageId))) throw problems.notFound(`No application ${mortgageId} in this account.`);
+    if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
     return listDocumentRecords(db, accountId, mortgageId, page);
   });
 }
@@ -148,7 +148,7 @@ export async function openDocument(
   documentId: string,
 ): Promise<{ record: DocumentRecord; stream: ReadStream; size: number }> {
   const record = await store.read((db) => findDocument(db, accountId, mortgageId, documentId));
-  if (!record) throw problems.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
+  if (!record) throw fail.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
   const { stream, size } = await openDocumentFile(config.dataDir, documentId);
   return { record, stream, size };
 }

@@ -27,7 +27,7 @@ import {
   type ExportFormatSpec,
   type ExportWriter,
 } from '../domain/exports/formats.ts';
-import { ApiProblem, problems } from '../http/problem.ts';
+import { AppError, fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import {
   countExportFormats,
@@ -81,7 +81,7 @@ function instantOrRefuse(value: string | undefined, parameter: 'createdFrom' | '
   if (value === undefined) return undefined;
   const instant = parseInstant(value);
   if (instant === null) {
-    throw problems.validation(`#/query/${parameter} is not a valid date or date-time`, [
+    throw fail.validation(`#/query/${parameter} is not a valid date or date-time`, [
       { pointer: `#/query/${parameter}`, message: 'is not a valid date (2026-11-01) or date-time with an offset (2026-11-01T09:30:00Z)' },
     ]);
   }
@@ -91,14 +91,14 @@ function instantOrRefuse(value: string | undefined, parameter: 'createdFrom' | '
 function selectedFields(spec: ExportFormatSpec, formatName: string, fields: string | undefined): FieldDefinition[] | null {
   if (fields === undefined) return null;
   if (!acceptsFieldSelection(spec)) {
-    throw problems.badRequest('fields_not_supported', `The custom format "${formatName}" defines its own columns; leave out fields.`, [
+    throw fail.invalid('fields_not_supported', `The custom format "${formatName}" defines its own columns; leave out fields.`, [
       { pointer: '#/query/fields', message: `is not accepted with format ${formatName}` },
     ]);
   }
   const parsed = parseFieldList(fields);
   if (!parsed.ok) {
     const named = parsed.unknown.map((name) => JSON.stringify(name)).join(', ');
-    throw problems.badRequest('unknown_fields', `fields names unknown fields: ${named}. Known fields: ${EXPORT_FIELD_NAMES.join(', ')}.`, [
+    throw fail.invalid('unknown_fields', `fields names unknown fields: ${named}. Known fields: ${EXPORT_FIELD_NAMES.join(', ')}.`, [
       { pointer: '#/query/fields', message: `unknown fields: ${named}` },
     ]);
   }
@@ -114,7 +114,7 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
   const createdFrom = instantOrRefuse(request.createdFrom, 'createdFrom');
   const createdTo = instantOrRefuse(request.createdTo, 'createdTo');
   if (createdFrom !== undefined && createdTo !== undefined && createdFrom >= createdTo) {
-    throw problems.badRequest('invalid_date_range', `createdFrom (${createdFrom}) must be before createdTo (${createdTo}).`, [
+    throw fail.invalid('invalid_date_range', `createdFrom (${createdFrom}) must be before createdTo (${createdTo}).`, [
       { pointer: '#/query/createdTo', message: 'must be after createdFrom' },
     ]);
   }
@@ -131,12 +131,11 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
   else if (custom) spec = specOfCustomFormat(custom);
   else {
     const validFormats = [...BUILT_IN_FORMATS, ...names];
-    throw new ApiProblem(
-      400,
+    throw fail.invalid(
       'unknown_format',
-      'The request is not valid',
       `There is no export format "${formatName}"; valid formats: ${validFormats.join(', ')}.`,
-      { errors: [{ pointer: '#/query/format', message: 'is not a known format' }], validFormats },
+      [{ pointer: '#/query/format', message: 'is not a known format' }],
+      { validFormats },
     );
   }
   const fields = selectedFields(spec, formatName, request.fields);
@@ -240,27 +239,27 @@ type ReplaceBody = components['schemas']['ExportFormatReplaceRequest'];
 function definitionOf(body: ReplaceBody): Pick<ExportFormatRecord, 'base' | 'description' | 'csv'> {
   if (body.base === 'mismo') {
     if (body.csv !== undefined) {
-      throw problems.validation('/csv applies only to formats with base csv', [{ pointer: '/csv', message: 'applies only when base is csv' }]);
+      throw fail.validation('/csv applies only to formats with base csv', [{ pointer: '/csv', message: 'applies only when base is csv' }]);
     }
     return { base: 'mismo', description: body.description ?? null, csv: null };
   }
   const csv = body.csv ?? {};
   const broken = csvOptionsProblems(csv);
-  if (broken.length > 0) throw problems.unprocessable('ambiguous_number_format', broken.join('; '));
+  if (broken.length > 0) throw fail.refused('ambiguous_number_format', broken.join('; '));
   return { base: 'csv', description: body.description ?? null, csv: completeCsvOptions(csv) };
 }
 
 export async function createExportFormat(store: Store, clock: Clock, accountId: string, body: CreateBody): Promise<ExportFormatRecord> {
   if (isBuiltInFormat(body.name)) {
-    throw problems.unprocessable('reserved_format_name', `"${body.name}" is a built-in format's name; choose another.`);
+    throw fail.refused('reserved_format_name', `"${body.name}" is a built-in format's name; choose another.`);
   }
   const definition = definitionOf(body);
   return store.transaction(async (tx) => {
     if (await findExportFormat(tx, accountId, body.name)) {
-      throw problems.conflict('format_name_taken', `The account already has an export format named "${body.name}"; replace it with PUT.`);
+      throw fail.conflict('format_name_taken', `The account already has an export format named "${body.name}"; replace it with PUT.`);
     }
     if ((await countExportFormats(tx, accountId)) >= MAX_EXPORT_FORMATS) {
-      throw problems.unprocessable('too_many_formats', `An account holds at most ${MAX_EXPORT_FORMATS} export formats; delete one first.`);
+      throw fail.refused('too_many_formats', `An account holds at most ${MAX_EXPORT_FORMATS} export formats; delete one first.`);
     }
     const now = clock.now().toISOString();
     const record: ExportFormatRecord = { accountId, name: body.name, ...definition, createdAt: now, updatedAt: now };
@@ -279,7 +278,7 @@ export async function replaceExportFormat(
   const definition = definitionOf(body);
   return store.transaction(async (tx) => {
     const existing = await findExportFormat(tx, accountId, name);
-    if (!existing) throw problems.notFound(`No export format "${name}" in this account.`);
+    if (!existing) throw fail.notFound(`No export format "${name}" in this account.`);
     const record: ExportFormatRecord = { ...existing, ...definition, updatedAt: clock.now().toISOString() };
     await updateExportFormat(tx, record);
     return record;
@@ -288,5 +287,5 @@ export async function replaceExportFormat(
 
 export async function removeExportFormat(store: Store, accountId: string, name: string): Promise<void> {
   const deleted = await store.transaction((tx) => deleteFormatRow(tx, accountId, name));
-  if (!deleted) throw problems.notFound(`No export format "${name}" in this account.`);
+  if (!deleted) throw fail.notFound(`No export format "${name}" in this account.`);
 }

@@ -1,7 +1,8 @@
 /**
  * Pricing use cases: price a loan from the account's rate sheet (quotes, and underwriting's
  * debt-to-income check inside its own transaction), read and replace the rate sheet, and make and
- * read quotes. Turns the domain's refusals into the API's problems.
+ * read quotes. Turns the domain's refusals into errors for callers who asked for a price; underwriting
+ * gets them as values.
  */
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
@@ -9,7 +10,7 @@ import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../domain/pricing/rateSheet.ts';
-import { ApiProblem, problems } from '../http/problem.ts';
+import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
 import { findQuote, insertQuote } from '../store/quotes.ts';
@@ -24,24 +25,25 @@ export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt'> & {
 
 const DAY_MS = 86_400_000;
 
-function refusalProblem(refusal: PricingRefusal): ApiProblem {
+/** The error a pricing refusal is for a caller who asked for a quote or a rate sheet. */
+export function refusalError(refusal: PricingRefusal): AppError {
   switch (refusal.kind) {
     case 'form':
-      return problems.validation(`${refusal.pointer} ${refusal.message}`, [{ pointer: refusal.pointer, message: refusal.message }]);
+      return fail.validation(`${refusal.pointer} ${refusal.message}`, [{ pointer: refusal.pointer, message: refusal.message }]);
     case 'amount_out_of_bounds':
-      return problems.unprocessable(
+      return fail.refused(
         'amount_out_of_bounds',
         `amount must be from ${formatMoney(refusal.min)} to ${formatMoney(refusal.max)}; got ${formatMoney(refusal.amount)}.`,
         { errors: [{ pointer: '/amount', message: `must be from ${refusal.min.toFixed(2)} to ${refusal.max.toFixed(2)}` }] },
       );
     case 'term_not_priced':
-      return problems.unprocessable(
+      return fail.refused(
         'term_not_priced',
         `A term of ${refusal.term} years is not priced by this account's rate sheet; priced terms: ${refusal.pricedTerms}.`,
         { errors: [{ pointer: '/term', message: `is not priced (years); priced terms: ${refusal.pricedTerms}` }] },
       );
     case 'ltv_above_maximum':
-      return problems.unprocessable(
+      return fail.refused(
         'ltv_above_maximum',
         `The loan-to-value ratio ${refusal.ltv.toString()} % is above this account's maximum of ${refusal.maxLtv.toString()} %.`,
         { errors: [{ pointer: '/propertyValue', message: `gives an LTV of ${refusal.ltv.toString()} %, above the maximum ${refusal.maxLtv.toString()} %` }] },
@@ -93,23 +95,26 @@ export async function priceLoan(
   request: { amount: number; term: number; propertyValue?: number | null; creditScore?: number | null },
 ): Promise<LoanPricing> {
   const context = await findPricingContext(db, accountId);
-  if (!context) throw problems.notFound(`No account ${accountId}.`);
+  if (!context) throw fail.notFound(`No account ${accountId}.`);
   const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request satisfies LoanRequest);
-  if (!outcome.ok) throw refusalProblem(outcome.refusal);
+  if (!outcome.ok) throw refusalError(outcome.refusal);
   return toLoanPricing(outcome.loan, context.currency);
 }
 
 /**
  * The monthly payment the account's sheet gives a loan, and nothing else: underwriting needs it for
  * the debt-to-income ratio on every submission, and the APR and schedule would be wasted work there.
- * Refuses exactly as priceLoan does.
+ * A refusal of the sheet comes back as a value (underwriting turns it into a failed rule).
  */
-export async function priceMonthlyPayment(db: SqlExecutor, accountId: string, request: LoanRequest): Promise<number> {
+export async function priceMonthlyPayment(
+  db: SqlExecutor,
+  accountId: string,
+  request: LoanRequest,
+): Promise<{ ok: true; monthlyPayment: number } | { ok: false; refusal: PricingRefusal }> {
   const context = await findPricingContext(db, accountId);
-  if (!context) throw problems.notFound(`No account ${accountId}.`);
+  if (!context) throw fail.notFound(`No account ${accountId}.`);
   const outcome = monthlyPaymentFromSheet(sheetOf(context.sheetJson), request);
-  if (!outcome.ok) throw refusalProblem(outcome.refusal);
-  return outcome.monthlyPayment.toNumber();
+  return outcome.ok ? { ok: true, monthlyPayment: outcome.monthlyPayment.toNumber() } : outcome;
 }
 
 /**
@@ -134,7 +139,7 @@ export async function createQuote(store: Store, clock: Clock, accountId: string,
 /** A quote of this account, as it was made; another account's quote is 404. */
 export async function getQuote(store: Store, accountId: string, quoteId: string): Promise<Quote> {
   const quote = await store.read((db) => findQuote(db, accountId, quoteId));
-  if (!quote) throw problems.notFound(`No quote ${quoteId} in this account.`);
+  if (!quote) throw fail.notFound(`No quote ${quoteId} in this account.`);
   return quote;
 }
 
@@ -168,11 +173,11 @@ export async function getPricingSettings(store: Store, accountId: string): Promi
 export async function setRateSheet(store: Store, clock: Clock, accountId: string, sheet: RateSheet): Promise<PricingSettings> {
   const form = rateSheetFormIssues(sheet);
   if (form.length > 0) {
-    throw problems.validation(`The rate sheet is not valid: ${form[0]!.pointer} ${form[0]!.message}` + more(form.length), form);
+    throw fail.validation(`The rate sheet is not valid: ${form[0]!.pointer} ${form[0]!.message}` + more(form.length), form);
   }
   const rules = rateSheetRuleIssues(sheet);
   if (rules.length > 0) {
-    throw problems.unprocessable(
+    throw fail.refused(
       'invalid_rate_sheet',
       `The rate sheet breaks its rules: ${rules[0]!.pointer} ${rules[0]!.message}` + more(rules.length) + '. Nothing was changed.',
       { errors: rules },
