@@ -4,19 +4,14 @@
 import Koa from 'koa';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { bodyParsers } from './http/bodyParsers.ts';
-import { createContract, type ContractOptions } from './http/contract.ts';
+import type { AppContext } from './context.ts';
+import { createContract } from './http/contract.ts';
 import { errorHandler } from './http/errorHandler.ts';
 import { problems } from './http/problem.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
-import { securityHandlers } from './http/securitySchemes.ts';
+import { securityHandlers } from './http/security.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
 import { operationHandlers } from './operations/index.ts';
-import type { AppServices } from './services/appServices.ts';
-
-export interface AppOptions {
-  /** Extra security handlers and body parsers contributed by features (bank tokens, uploads). */
-  contract?: Omit<ContractOptions, 'services' | 'handlers'>;
-}
 
 export interface BuiltApp {
   /** The Koa application; serve it with `http.createServer(app.callback())`. */
@@ -25,18 +20,18 @@ export interface BuiltApp {
   api: OpenAPIBackend;
 }
 
-export async function buildApp(services: AppServices, options: AppOptions = {}): Promise<BuiltApp> {
+export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const app = new Koa({ proxy: false });
   const contract = await createContract({
-    services,
+    ctx,
     handlers: operationHandlers,
-    securityHandlers: { ...securityHandlers(services), ...options.contract?.securityHandlers },
-    bodyParsers: { ...bodyParsers(services), ...options.contract?.bodyParsers },
+    securityHandlers: securityHandlers(ctx),
+    bodyParsers: bodyParsers(ctx),
   });
-  const site = siteRoutes(services.store);
+  const site = siteRoutes(ctx.store);
 
   app.use(requestIdMiddleware());
-  app.use(errorHandler(services.log));
+  app.use(errorHandler(ctx.log));
   app.use(site.routes());
   app.use(async (ctx, next) => {
     if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) return contract.middleware(ctx, next);

@@ -4,17 +4,17 @@
  */
 import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
-import type { AppServices } from './services/appServices.ts';
+import type { AppContext } from './context.ts';
 
 export interface BackgroundTask {
   name: string;
   stop(): Promise<void>;
 }
 
-function every(name: string, intervalMs: number, services: AppServices, work: () => Promise<unknown>): BackgroundTask {
+function every(name: string, intervalMs: number, ctx: AppContext, work: () => Promise<unknown>): BackgroundTask {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = running.then(work).catch((err: unknown) => services.log.warn({ err, task: name }, 'background task failed'));
+    running = running.then(work).catch((err: unknown) => ctx.log.warn({ err, task: name }, 'background task failed'));
   }, intervalMs);
   timer.unref();
   return {
@@ -26,11 +26,11 @@ function every(name: string, intervalMs: number, services: AppServices, work: ()
   };
 }
 
-export function startBackgroundWork(services: AppServices): BackgroundTask[] {
-  const idempotency = new IdempotencyKeys(services.store, services.clock);
-  const webhookDispatcher = startWebhookDispatcher(services);
+export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
+  const idempotency = new IdempotencyKeys(ctx.store, ctx.clock);
+  const webhookDispatcher = startWebhookDispatcher(ctx);
   return [
-    every('idempotency-sweep', 60 * 60 * 1000, services, () => idempotency.sweep()),
+    every('idempotency-sweep', 60 * 60 * 1000, ctx, () => idempotency.sweep()),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -46,5 +46,7 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
 
 /** True when `value` has the shape of an id with this prefix. */
 export function isId(prefix: IdPrefix, value: string): boolean {
-  return new RegExp(`^${prefix}-[0-9a-z]{26}$`).test(value);
+  return value.length === prefix.length + 27 && ID_SUFFIX.test(value) && value.startsWith(`${prefix}-`);
 }
+
+const ID_SUFFIX = /-[0-9a-z]{26}$/;

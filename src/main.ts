@@ -11,8 +11,8 @@ import { startBackgroundWork } from './background.ts';
 import { startAdminSocket } from './cli/adminSocket.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createContext } from './createContext.ts';
 import { createLogger } from './log.ts';
-import type { AppServices } from './services/appServices.ts';
 import { openSqlJsStore } from './store/engine/sqljsStore.ts';
 
 /** In-flight requests get this long to finish after a shutdown signal before the process exits anyway. */
@@ -34,16 +34,16 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
   });
-  const services: AppServices = { config, store, clock: systemClock, log };
+  const ctx = createContext({ config, store, clock: systemClock, log });
 
-  const { app } = await buildApp(services);
+  const { app } = await buildApp(ctx);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  const adminSocket = await startAdminSocket(services);
-  const background = startBackgroundWork(services);
+  const adminSocket = await startAdminSocket(ctx);
+  const background = startBackgroundWork(ctx);
   log.info({ port, host: config.host, dataDir: config.dataDir, docs: `http://${config.host}:${port}/docs` }, 'listening');
 
   let stopping = false;

@@ -24,6 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { systemClock } from '../../src/clock.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContext } from '../../src/createContext.ts';
+import { createLogger } from '../../src/log.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
 import { exportBounds, readExportBatch } from '../../src/store/exportRecords.ts';
@@ -79,12 +82,17 @@ interface Seeded {
   baseline: { recordsPerSec: number; batches: number; maxBatchMs: number };
 }
 
+/** The context the seeding use cases need: the bench's store, the system clock, quiet logs. */
+function benchContext(store: SqlJsStore) {
+  return createContext({ config: loadConfig({ LOG_LEVEL: 'silent' }), store, clock: systemClock, log: createLogger('silent') });
+}
+
 async function seed(): Promise<Seeded> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-export-'));
   const store: SqlJsStore = await openSqlJsStore({ dataDir });
   try {
     const started = performance.now();
-    const { account, firstKey } = await createAccount(store, systemClock, { name: 'Bench Lending', email: 'ops@bench-lending.test' });
+    const { account, firstKey } = await createAccount(benchContext(store), { name: 'Bench Lending', email: 'ops@bench-lending.test' });
     const partnerId = 'bnk-00000000000000000000000001';
     await store.transaction((tx) => tx.run(SEED_PARTNER, [partnerId, CREATED_AT, CREATED_AT]));
     for (let from = 1; from <= RECORDS; from += SEED_CHUNK) {

@@ -25,7 +25,8 @@ import { loadConfig } from '../../src/config.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { publish } from '../../src/events/outbox.ts';
 import { signDelivery } from '../../src/events/signing.ts';
-import { createWebhook } from '../../src/events/webhooks.ts';
+import { createWebhook } from '../../src/services/webhooks.ts';
+import { createContext } from '../../src/createContext.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/clock.ts';
@@ -133,20 +134,20 @@ export async function run(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
   const log = createLogger('warn');
   const store = await openSqlJsStore({ dataDir });
-  const services = { store, clock: systemClock, config, log };
+  const ctx = createContext({ store, clock: systemClock, config, log });
   let dispatcher: WebhookDispatcher | undefined;
   try {
-    const { account } = await createAccount(store, systemClock, { name: 'Bench Lending', email: 'bench@example.test' });
+    const { account } = await createAccount(ctx, { name: 'Bench Lending', email: 'bench@example.test' });
     const secrets: string[] = [];
     for (const port of receivers.ports) {
-      const { secret } = await createWebhook(services, account.accountId, { url: `http://127.0.0.1:${port}/hooks`, events: ['application.approved'] });
+      const { secret } = await createWebhook(ctx, account.accountId, { url: `http://127.0.0.1:${port}/hooks`, events: ['application.approved'] });
       secrets.push(secret);
     }
 
     // Baseline: signed POSTs straight to the receivers, same concurrency, no store.
     const baseline = await plainPosts(receivers, secrets[0]!, config.webhooks.concurrency, SECONDS * 1000);
 
-    dispatcher = new WebhookDispatcher({ store, clock: systemClock, log, config: config.webhooks }).start();
+    dispatcher = new WebhookDispatcher(ctx).start();
     const results: PhaseResult[] = [];
     for (const rate of RATES) results.push(await phase(rate, account.accountId, store, receivers));
     const burst = await phase(Infinity, account.accountId, store, receivers);

@@ -1,9 +1,7 @@
 /**
  * The connector of a registered partner: the built-in sandbox, or the partner's own API.
  */
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
+import type { AppContext } from '../context.ts';
 import type { BankPartnerRecord } from '../store/bankPartners.ts';
 import type { BankConnector } from './connector.ts';
 import { BankPartnerUnavailable } from './connector.ts';
@@ -12,15 +10,9 @@ import { HttpConnector } from './httpConnector.ts';
 import { SandboxConnector } from './sandbox.ts';
 import { bankKeys } from './secrets.ts';
 
-export interface ConnectorDeps {
-  config: Pick<Config, 'dataDir' | 'bank'>;
-  clock: Clock;
-  log: Logger;
-}
-
-export async function connectorFor(partner: BankPartnerRecord, deps: ConnectorDeps): Promise<BankConnector> {
-  const keys = await bankKeys(deps.config);
-  if (partner.connector === 'sandbox') return new SandboxConnector(keys.sandboxToken, partner.partnerId, deps.clock);
+export async function connectorFor(partner: BankPartnerRecord, ctx: AppContext): Promise<BankConnector> {
+  const keys = await bankKeys(ctx.config);
+  if (partner.connector === 'sandbox') return new SandboxConnector(keys.sandboxToken, partner.partnerId, ctx.clock);
   if (!partner.baseUrl) throw new BankPartnerUnavailable('the partner has no base URL');
   let credential: string | null = null;
   if (partner.credentialSealed) {
@@ -30,5 +22,5 @@ export async function connectorFor(partner: BankPartnerRecord, deps: ConnectorDe
       throw new BankPartnerUnavailable("the partner's stored credential does not open with this server's secret; set it again");
     }
   }
-  return new HttpConnector({ partnerId: partner.partnerId, baseUrl: partner.baseUrl, credential }, deps.config.bank, deps.clock, deps.log);
+  return new HttpConnector({ partnerId: partner.partnerId, baseUrl: partner.baseUrl, credential }, ctx.config.bank, ctx.clock, ctx.log);
 }

@@ -6,6 +6,8 @@
  */
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import { createContext } from '../createContext.ts';
+import { createLogger } from '../log.ts';
 import { openSqlJsStore, lockHolderPid } from '../store/engine/sqljsStore.ts';
 import { parseAdminArgs } from './argv.ts';
 import { sendAdminRequest } from './adminSocket.ts';
@@ -56,7 +58,8 @@ async function main(): Promise<number> {
   }
   const store = await openSqlJsStore({ dataDir: config.dataDir });
   try {
-    print(await runAdminCommand({ store, clock: systemClock, config }, command, flags), json);
+    const ctx = createContext({ config, store, clock: systemClock, log: createLogger(config.logLevel, process.stderr) });
+    print(await runAdminCommand(ctx, command, flags), json);
   } finally {
     await store.close();
   }

@@ -5,7 +5,7 @@
 import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { AppServices } from '../services/appServices.ts';
+import type { AppContext } from '../context.ts';
 import { AdminCommandError, runAdminCommand, type Flags } from './commands.ts';
 
 export const ADMIN_SOCKET_NAME = 'admin.sock';
@@ -21,8 +21,8 @@ export function adminSocketPath(dataDir: string): string {
   return path.join(dataDir, ADMIN_SOCKET_NAME);
 }
 
-export async function startAdminSocket(services: AppServices): Promise<{ close(): Promise<void> }> {
-  const socketPath = adminSocketPath(services.config.dataDir);
+export async function startAdminSocket(ctx: AppContext): Promise<{ close(): Promise<void> }> {
+  const socketPath = adminSocketPath(ctx.config.dataDir);
   // A socket file left by a killed server would make listen fail; this process holds the data dir lock.
   await rm(socketPath, { force: true });
   const server = net.createServer((connection) => {
@@ -38,9 +38,9 @@ export async function startAdminSocket(services: AppServices): Promise<{ close()
         let response: AdminResponse;
         try {
           const request = JSON.parse(line) as AdminRequest;
-          response = { ok: true, result: await runAdminCommand(services, request.command, request.flags ?? {}) };
+          response = { ok: true, result: await runAdminCommand(ctx, request.command, request.flags ?? {}) };
         } catch (err) {
-          if (!(err instanceof AdminCommandError)) services.log.error({ err }, 'admin command failed');
+          if (!(err instanceof AdminCommandError)) ctx.log.error({ err }, 'admin command failed');
           response = { ok: false, error: err instanceof AdminCommandError ? err.message : 'The command failed; see the server log.' };
         }
         connection.end(JSON.stringify(response) + '\n');

@@ -1,4 +1,4 @@
-import { AdminCommandError, type Flags } from './commands.ts';
+import { AdminCommandError, type Flags } from './command.ts';
 
 /** `<words...> --flag value --flag=value --json`: the words name the command, the flags its inputs. */
 export function parseAdminArgs(argv: string[]): { command: string; flags: Flags; json: boolean } {

@@ -1,8 +1,7 @@
 /**
  * The operator's bank partner commands (`npm run admin -- bank-partner …`), spread into
  * adminCommands. They need the configuration (the bank secret, the partner allow-list, the
- * sandbox token lifetime): inside the server it comes with the services; in the CLI process it is
- * loaded from the same environment.
+ * sandbox token lifetime): it comes with the context, in the server and in the CLI process alike.
  */
 import {
   allowPartnerAccount,
@@ -15,7 +14,7 @@ import {
   unrestrictPartner,
   type PartnerView,
 } from '../services/bankPartners.ts';
-import type { AdminCommand } from './commands.ts';
+import type { AdminCommand } from './command.ts';
 
 const PARTNER = { required: true, description: 'the partner id (bnk-…)' } as const;
 const ACCOUNT = { required: true, description: 'the account id (acc-…)' } as const;
@@ -31,8 +30,8 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
       'base-url': { description: 'http only: the partner API, https (e.g. https://api.bank.example/verification/)' },
       credential: { description: 'http only: the bearer credential the service presents to the partner API' },
     },
-    async run(services, flags) {
-      const partner = await createBankPartner(services, {
+    async run(ctx, flags) {
+      const partner = await createBankPartner(ctx, {
         name: flags.name!,
         connector: flags.connector!,
         baseUrl: flags['base-url'],
@@ -44,8 +43,8 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
   'bank-partner list': {
     description: 'List bank partners (never their credentials).',
     flags: {},
-    async run(services) {
-      return { partners: await listPartners(services) };
+    async run(ctx) {
+      return { partners: await listPartners(ctx) };
     },
   },
   'bank-partner sandbox-token': {
@@ -55,57 +54,57 @@ export const bankPartnerCommands: Record<string, AdminCommand> = {
       holder: { required: true, description: 'the account holder\'s name, e.g. "Jane Doe"' },
       'account-number': { required: true, description: 'the account number, 4 to 34 digits or letters' },
     },
-    async run(services, flags) {
-      return issueSandboxToken(services, { partnerId: flags.partner!, holder: flags.holder!, accountNumber: flags['account-number']! });
+    async run(ctx, flags) {
+      return issueSandboxToken(ctx, { partnerId: flags.partner!, holder: flags.holder!, accountNumber: flags['account-number']! });
     },
   },
   'bank-partner allow-account': {
     description: 'Restrict a partner to the accounts allowed so far, adding this one.',
     flags: { partner: PARTNER, account: ACCOUNT },
-    async run(services, flags) {
-      return shown(await allowPartnerAccount(services, flags.partner!, flags.account!));
+    async run(ctx, flags) {
+      return shown(await allowPartnerAccount(ctx, flags.partner!, flags.account!));
     },
   },
   'bank-partner disallow-account': {
     description: 'Remove an account from a restricted partner.',
     flags: { partner: PARTNER, account: ACCOUNT },
-    async run(services, flags) {
-      return shown(await disallowPartnerAccount(services, flags.partner!, flags.account!));
+    async run(ctx, flags) {
+      return shown(await disallowPartnerAccount(ctx, flags.partner!, flags.account!));
     },
   },
   'bank-partner unrestrict': {
     description: 'Let a partner serve every account again.',
     flags: { partner: PARTNER },
-    async run(services, flags) {
-      return shown(await unrestrictPartner(services, flags.partner!));
+    async run(ctx, flags) {
+      return shown(await unrestrictPartner(ctx, flags.partner!));
     },
   },
   'bank-partner disable': {
     description: "Refuse a partner's tokens (401) until it is enabled again.",
     flags: { partner: PARTNER },
-    async run(services, flags) {
-      return shown(await setPartnerDisabled(services, flags.partner!, true));
+    async run(ctx, flags) {
+      return shown(await setPartnerDisabled(ctx, flags.partner!, true));
     },
   },
   'bank-partner enable': {
     description: 'Accept a disabled partner\'s tokens again.',
     flags: { partner: PARTNER },
-    async run(services, flags) {
-      return shown(await setPartnerDisabled(services, flags.partner!, false));
+    async run(ctx, flags) {
+      return shown(await setPartnerDisabled(ctx, flags.partner!, false));
     },
   },
   'bank-partner set-credential': {
     description: 'Replace the credential the service presents to an http partner (stored encrypted).',
     flags: { partner: PARTNER, credential: { required: true, description: 'the bearer credential the partner issued to the service' } },
-    async run(services, flags) {
-      return shown(await setPartnerCredential(services, flags.partner!, flags.credential!));
+    async run(ctx, flags) {
+      return shown(await setPartnerCredential(ctx, flags.partner!, flags.credential!));
     },
   },
   'bank-partner clear-credential': {
     description: 'Remove the credential of an http partner.',
     flags: { partner: PARTNER },
-    async run(services, flags) {
-      return shown(await setPartnerCredential(services, flags.partner!, null));
+    async run(ctx, flags) {
+      return shown(await setPartnerCredential(ctx, flags.partner!, null));
     },
   },
 };

@@ -3,27 +3,13 @@
  * the server (through the admin socket), so the running server sees each change at once and the
  * database file never has two writers.
  */
-import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
-import type { AppServices } from '../services/appServices.ts';
+import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
+import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
-export class AdminCommandError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AdminCommandError';
-  }
-}
-
-export type AdminServices = Pick<AppServices, 'store' | 'clock' | 'config'>;
-export type Flags = Record<string, string | undefined>;
-
-export interface AdminCommand {
-  /** Flags it takes; those marked required must be present. */
-  flags: Record<string, { required?: boolean; description: string }>;
-  description: string;
-  run(services: AdminServices, flags: Flags): Promise<Record<string, unknown>>;
-}
+export { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
 const ROLES = ['admin', 'member'];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -35,12 +21,12 @@ export const adminCommands: Record<string, AdminCommand> = {
       name: { required: true, description: 'the account holder, e.g. "Harbor Lending"' },
       email: { required: true, description: 'contact email' },
     },
-    async run({ store, clock }, flags) {
+    async run(ctx, flags) {
       const name = flags.name!.trim();
       const email = flags.email!.trim();
       if (!name) throw new AdminCommandError('--name must not be empty');
       if (!EMAIL.test(email)) throw new AdminCommandError(`--email "${email}" is not an email address`);
-      const { account, firstKey } = await createAccount(store, clock, { name, email });
+      const { account, firstKey } = await createAccount(ctx, { name, email });
       return { accountId: account.accountId, keyId: firstKey.record.keyId, apiKey: firstKey.apiKey };
     },
   },
@@ -51,10 +37,10 @@ export const adminCommands: Record<string, AdminCommand> = {
       role: { required: true, description: 'admin or member' },
       name: { description: 'a label for the key (default: "Created by operator")' },
     },
-    async run({ store, clock }, flags) {
+    async run(ctx, flags) {
       const role = flags.role!;
       if (!ROLES.includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
-      const created = await createApiKey(store, clock, flags.account!, {
+      const created = await createApiKey(ctx, flags.account!, {
         role: role as 'admin' | 'member',
         name: flags.name?.trim() || 'Created by operator',
       });
@@ -64,8 +50,8 @@ export const adminCommands: Record<string, AdminCommand> = {
   'key revoke': {
     description: 'Revoke an API key.',
     flags: { key: { required: true, description: 'the key id (key-…)' } },
-    async run({ store, clock }, flags) {
-      const revoked = await revokeApiKey(store, clock, null, flags.key!);
+    async run(ctx, flags) {
+      const revoked = await revokeApiKey(ctx, null, flags.key!);
       return { keyId: revoked.keyId, revokedAt: revoked.revokedAt };
     },
   },
@@ -73,7 +59,7 @@ export const adminCommands: Record<string, AdminCommand> = {
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
-export async function runAdminCommand(services: AdminServices, name: string, flags: Flags): Promise<Record<string, unknown>> {
+export async function runAdminCommand(ctx: AppContext, name: string, flags: Flags): Promise<Record<string, unknown>> {
   const command = adminCommands[name];
   if (!command) throw new AdminCommandError(`Unknown command "${name}". Commands: ${Object.keys(adminCommands).join('; ')}`);
   for (const [flag, spec] of Object.entries(command.flags)) {
@@ -82,7 +68,7 @@ export async function runAdminCommand(services: AdminServices, name: string, fla
   const unknown = Object.keys(flags).filter((flag) => !(flag in command.flags));
   if (unknown.length) throw new AdminCommandError(`${name} does not take --${unknown.join(', --')}`);
   try {
-    return await command.run(services, flags);
+    return await command.run(ctx, flags);
   } catch (err) {
     if (err instanceof AppError) throw new AdminCommandError(err.detail);
     throw err;

@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import type { AppContext } from '../context.ts';
 import type { WebhookConfig } from '../config.ts';
 import {
   attemptVerdict,
@@ -40,15 +41,10 @@ import { SafeHttpClient, type DeliveryResponse, type Resolver } from './httpClie
 import { onPublish } from './outbox.ts';
 import { signDelivery, signingSecrets } from './signing.ts';
 
+/** How a dispatcher paces itself; everything else comes from the context. */
 export interface DispatcherOptions {
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  config: WebhookConfig;
   /** Picks the jitter of each retry; a number in [0, 1). */
   random?: () => number;
-  /** DNS for the connect-time guard (tests map names to loopback). */
-  resolve?: Resolver;
   /** How long a claimed delivery stays taken; default the timeout plus 5 s (the send is bounded by the timeout). */
   leaseMs?: number;
   /** How long stop() lets sends in flight finish before abandoning them to their lease; default 5 s. */
@@ -85,19 +81,19 @@ export class WebhookDispatcher {
   private readonly unrecorded: Outcome[] = [];
   private flushing = false;
 
-  constructor(options: DispatcherOptions) {
-    this.store = options.store;
-    this.clock = options.clock;
-    this.log = options.log;
-    this.config = options.config;
+  constructor(ctx: AppContext, options: DispatcherOptions = {}) {
+    this.store = ctx.store;
+    this.clock = ctx.clock;
+    this.log = ctx.log;
+    this.config = ctx.config.webhooks;
     this.random = options.random ?? Math.random;
-    this.leaseMs = options.leaseMs ?? options.config.timeoutMs + 5_000;
+    this.leaseMs = options.leaseMs ?? this.config.timeoutMs + 5_000;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
     this.client = new SafeHttpClient({
-      allowedHosts: options.config.allowedHosts,
-      timeoutMs: options.config.timeoutMs,
-      connectionsPerOrigin: options.config.endpointConcurrency,
-      ...(options.resolve ? { resolve: options.resolve } : {}),
+      allowedHosts: this.config.allowedHosts,
+      timeoutMs: this.config.timeoutMs,
+      connectionsPerOrigin: this.config.endpointConcurrency,
+      resolve: ctx.resolve,
     });
   }
 
@@ -349,7 +345,7 @@ async function applyOutcome(tx: Tx, o: Outcome): Promise<'gone' | 'failing' | nu
   return null;
 }
 
-/** Starts a dispatcher for the process's services (the background task of src/background.ts). */
-export function startWebhookDispatcher(services: { store: Store; clock: Clock; log: Logger; config: { webhooks: WebhookConfig } }, options: Partial<DispatcherOptions> = {}): WebhookDispatcher {
-  return new WebhookDispatcher({ store: services.store, clock: services.clock, log: services.log, config: services.config.webhooks, ...options }).start();
+/** Starts a dispatcher for the process (the background task of src/background.ts). */
+export function startWebhookDispatcher(ctx: AppContext, options: DispatcherOptions = {}): WebhookDispatcher {
+  return new WebhookDispatcher(ctx, options).start();
 }

@@ -10,28 +10,12 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import type { AppServices } from '../services/appServices.ts';
+import type { AppContext } from '../context.ts';
 import { clearIncoming, incomingDir } from '../store/documentFiles.ts';
+import type { MultipartUpload } from '../contract/uploads.ts';
 import { ApiProblem, problems } from './problem.ts';
 import type { BodyParser, BodyParsers } from './requestBody.ts';
 
-/** One received file, still in the request's temporary directory. */
-export interface UploadedFile {
-  tempPath: string;
-  size: number;
-  /** Lowercase hex SHA-256 of the bytes. */
-  sha256: string;
-  /** The client's file name: a label only, never used as a path. */
-  originalFilename: string | null;
-  /** What the client said the part was; not trusted. */
-  declaredType: string | null;
-}
-
-/** What a multipart request carried: every field value and every file part, by part name. */
-export interface MultipartUpload {
-  fields: Record<string, string[]>;
-  files: Record<string, UploadedFile[]>;
-}
 
 const STATE_KEY = 'multipartUpload';
 
@@ -90,10 +74,10 @@ function parseProblem(err: unknown, maxBytes: number): ApiProblem {
   }
 }
 
-export function multipartBodyParser(services: AppServices): BodyParser {
-  const maxBytes = services.config.documentMaxBytes;
-  const root = incomingDir(services.config.dataDir);
-  clearIncoming(services.config.dataDir);
+export function multipartBodyParser(ctx: AppContext): BodyParser {
+  const maxBytes = ctx.config.documentMaxBytes;
+  const root = incomingDir(ctx.config.dataDir);
+  clearIncoming(ctx.config.dataDir);
   return async (ctx) => {
     const length = ctx.get('Content-Length');
     // With a declared length, Node stops the body there, so the check below bounds everything read
@@ -165,9 +149,9 @@ export function multipartBodyParser(services: AppServices): BodyParser {
   };
 }
 
-export function bodyParsers(services: AppServices): BodyParsers {
+export function bodyParsers(ctx: AppContext): BodyParsers {
   return {
     // multipart/form-data (issue: applications and documents)
-    'multipart/form-data': multipartBodyParser(services),
+    'multipart/form-data': multipartBodyParser(ctx),
   };
 }

@@ -12,15 +12,17 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
-import type { AppServices } from '../services/appServices.ts';
+import type { AppContext } from '../context.ts';
+import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
+import type { ApiKeyPrincipal } from '../contract/principals.ts';
+import { isAppError } from '../errors.ts';
 import type { Store, Tx } from '../store/store.ts';
-import type { ApiKeyPrincipal, OperationHandlers, RawResult, RequestContext } from '../operations/types.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
 import { RateLimiter } from './rateLimit.ts';
 import { installCompiledMatcher } from './routeMatcher.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
-import { AuthenticationError, apiKeyAuthenticator } from './security.ts';
+import type { SecurityHandler } from './security.ts';
 import { validationProblem } from './validationProblem.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -38,14 +40,11 @@ class ContractBackend extends OpenAPIBackend {
   }
 }
 
-/** A security handler for one scheme: returns what the operation will see, or throws AuthenticationError. */
-export type SecurityHandler = (authorization: string | string[] | undefined, koa: Context) => Promise<unknown>;
-
 export interface ContractOptions {
-  services: AppServices;
+  ctx: AppContext;
   handlers: OperationHandlers;
-  /** Security handlers beyond `apiKey` (the bank token scheme registers here). */
-  securityHandlers?: Record<string, SecurityHandler>;
+  /** A handler for each security scheme of the spec, by scheme name. */
+  securityHandlers: Record<string, SecurityHandler>;
   /** Parsers beyond JSON, by media type (multipart uploads register here). */
   bodyParsers?: BodyParsers;
 }
@@ -59,7 +58,7 @@ function declaredMediaTypes(operation: Operation): string[] {
 }
 
 export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
-  const { services, handlers } = options;
+  const { ctx: app, handlers } = options;
   const api = new ContractBackend({
     definition: loadBundledSpec(),
     strict: true,
@@ -78,13 +77,11 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     },
   });
 
-  const authenticateApiKey = apiKeyAuthenticator(services.store, services.clock, services.log);
-  const rateLimiter = new RateLimiter(services.config.rateLimitPerMinute);
-  const idempotency = new IdempotencyKeys(services.store, services.clock);
-  const parsers: BodyParsers = { 'application/json': jsonBodyParser(services.config.jsonBodyLimitBytes), ...options.bodyParsers };
+  const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute);
+  const idempotency = new IdempotencyKeys(app.store, app.clock);
+  const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
-  api.registerSecurityHandler('apiKey', (_c: ApiContext, koa: Context) => authenticateApiKey(koa.get('Authorization') || undefined));
-  for (const [scheme, handler] of Object.entries(options.securityHandlers ?? {})) {
+  for (const [scheme, handler] of Object.entries(options.securityHandlers)) {
     api.registerSecurityHandler(scheme, (_c: ApiContext, koa: Context) => handler(koa.get('Authorization') || undefined, koa));
   }
 
@@ -102,9 +99,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       const failures = Object.values(c.security ?? {})
         .map((result) => (result as { error?: unknown } | undefined)?.error)
         .filter((error): error is Error => error instanceof Error);
-      const unexpected = failures.find((error) => !(error instanceof AuthenticationError));
+      const refused = (error: Error) => isAppError(error) && error.kind === 'unauthenticated';
+      const unexpected = failures.find((error) => !refused(error));
       if (unexpected) throw unexpected;
-      throw problems.unauthorized(failures[0]?.message ?? 'Credentials are required.');
+      throw failures[0] ?? problems.unauthorized('Credentials are required.');
     },
     postSecurityHandler: async (c: ApiContext, koa: Context) => {
       if (!c.security?.authorized) return;
@@ -115,7 +113,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         if (requiredRole === 'admin' && principal.role !== 'admin') {
           throw problems.forbidden(`${c.operation.operationId} needs an admin API key; this key's role is ${principal.role}.`);
         }
-        rateLimiter.enforce(principal.keyId, services.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
+        rateLimiter.enforce(principal.keyId, app.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
       }
       const body = await readOperationBody(koa, declaredMediaTypes(c.operation), parsers);
       koa.state.body = body;
@@ -139,21 +137,21 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   for (const [operationId, handler] of Object.entries(handlers)) {
     if (!declared.has(operationId)) throw new Error(`A handler is registered for ${operationId}, which the contract does not declare`);
     api.register(operationId, async (c: ApiContext, koa: Context) => {
-      const ctx: RequestContext = {
-        requestId: koa.state.requestId,
-        services,
+      // The app's context as this request sees it (prototype-linked: nothing is copied per request).
+      const ctx = Object.create(app, {
+        requestId: { value: koa.state.requestId },
         // A child logger per request costs more than most handlers use it: made on first use.
-        get log() {
-          return (koa.state.log ??= services.log.child({ requestId: koa.state.requestId }));
+        log: { get: () => (koa.state.log ??= app.log.child({ requestId: koa.state.requestId })) },
+        principal: {
+          get(): ApiKeyPrincipal {
+            const principal = koa.state.principal as ApiKeyPrincipal | undefined;
+            if (!principal) throw new Error(`${operationId} is not secured by an API key`);
+            return principal;
+          },
         },
-        get principal(): ApiKeyPrincipal {
-          const principal = koa.state.principal as ApiKeyPrincipal | undefined;
-          if (!principal) throw new Error(`${operationId} is not secured by an API key`);
-          return principal;
-        },
-        security: c.security ?? {},
-        koa,
-      };
+        security: { value: c.security ?? {} },
+        koa: { value: koa },
+      }) as RequestContext;
       const input = {
         path: c.validation?.coerced?.params ?? c.request.params,
         query: c.validation?.coerced?.query ?? c.request.query,
@@ -171,7 +169,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
           idempotencyKey,
           requestFingerprint(koa.method, koa.path, koa.state.body),
           // The handler's write transactions also record that the key took effect (see IdempotencyKeys).
-          async (mark) => capture(await run(Object.assign(Object.create(ctx) as RequestContext, { services: { ...services, store: markingStore(services.store, mark) } }))),
+          async (mark) => capture(await run(Object.create(ctx, { store: { value: markingStore(app.store, mark) } }) as RequestContext)),
           (problem) => captureProblem(problem, koa),
           (c.operation as Operation & { 'x-secret-fields'?: string[] })['x-secret-fields'] ?? [],
         );

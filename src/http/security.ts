@@ -1,23 +1,16 @@
 /**
- * Authentication of API keys (`Authorization: Bearer mos_live_…`). A failed check throws an
- * Error whose message becomes the 401's detail; openapi-backend records it as a failed scheme.
+ * The spec's security schemes at the edge: each reads the bearer token and asks the context's
+ * authenticator (a use case the edge is handed, not one it imports). A refused credential throws
+ * an AppError of kind `unauthenticated`; openapi-backend records it as a failed scheme.
  */
-import type { Clock } from '../clock.ts';
-import { hashApiKey, isWellFormedApiKey } from '../domain/accounts/apiKeyFormat.ts';
-import type { Logger } from '../log.ts';
-import { findApiKeyByHash, touchApiKey } from '../store/apiKeys.ts';
-import type { Store } from '../store/store.ts';
-import type { ApiKeyPrincipal } from '../operations/types.ts';
+import type { Context } from 'koa';
+import { parseBankToken } from '../banks/tokenFormat.ts';
+import type { AppContext } from '../context.ts';
+import { fail } from '../errors.ts';
+import { RateLimiter } from './rateLimit.ts';
 
-/** Last-used times are recorded at most this often per key, so reads stay reads. */
-const TOUCH_INTERVAL_MS = 60_000;
-
-export class AuthenticationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AuthenticationError';
-  }
-}
+/** A security handler for one scheme: returns what the operation will see, or throws. */
+export type SecurityHandler = (authorization: string | string[] | undefined, koa: Context) => Promise<unknown>;
 
 /** The bearer token of an Authorization header, or null when there is none of that form. */
 export function bearerToken(header: string | string[] | undefined): string | null {
@@ -26,29 +19,27 @@ export function bearerToken(header: string | string[] | undefined): string | nul
   return match?.[1] ?? null;
 }
 
-export function apiKeyAuthenticator(store: Store, clock: Clock, log: Logger) {
-  const lastTouched = new Map<string, number>();
-
-  return async function authenticate(authorization: string | string[] | undefined): Promise<ApiKeyPrincipal> {
-    if (authorization === undefined) throw new AuthenticationError('Send an API key as Authorization: Bearer <API key>.');
-    const token = bearerToken(authorization);
-    if (!token) throw new AuthenticationError('The Authorization header must be "Bearer <API key>".');
-    if (!isWellFormedApiKey(token)) {
-      throw new AuthenticationError('This operation needs an API key (mos_live_…); the bearer token is not one.');
-    }
-    const key = await store.read((db) => findApiKeyByHash(db, hashApiKey(token)));
-    if (!key) throw new AuthenticationError('The API key is not valid.');
-    if (key.revokedAt) throw new AuthenticationError('The API key has been revoked.');
-
-    const now = clock.now();
-    const touched = lastTouched.get(key.keyId) ?? (key.lastUsedAt ? Date.parse(key.lastUsedAt) : 0);
-    if (now.getTime() - touched >= TOUCH_INTERVAL_MS) {
-      lastTouched.set(key.keyId, now.getTime());
-      // Off the request's path: a failed touch must not fail the call it describes.
-      store.transaction((tx) => touchApiKey(tx, key.keyId, now.toISOString())).catch((err: unknown) => {
-        log.warn({ err, keyId: key.keyId }, 'could not record API key use');
-      });
-    }
-    return { kind: 'apiKey', accountId: key.accountId, keyId: key.keyId, role: key.role };
+export function securityHandlers(ctx: AppContext): Record<string, SecurityHandler> {
+  // Bank tokens are checked with the partner (introspection) before anything else, so requests are
+  // limited per partner before that call: junk tokens must not make the service hammer a partner.
+  const partnerLimiter = new RateLimiter(ctx.config.rateLimitPerMinute);
+  return {
+    apiKey: async (authorization) => {
+      if (authorization === undefined) throw fail.unauthenticated('Send an API key as Authorization: Bearer <API key>.');
+      const token = bearerToken(authorization);
+      if (!token) throw fail.unauthenticated('The Authorization header must be "Bearer <API key>".');
+      return ctx.authenticate.apiKey(token);
+    },
+    bankToken: async (authorization, koa) => {
+      const token = authorization === undefined ? null : bearerToken(authorization);
+      if (authorization !== undefined && !token) {
+        throw fail.unauthenticated('The Authorization header must be "Bearer <bank token>".');
+      }
+      const parsed = token === null ? null : parseBankToken(token);
+      if (parsed) {
+        partnerLimiter.enforce(`partner:${parsed.partnerId}`, ctx.clock.now().getTime(), (headers) => koa.set(headers), "This bank partner's tokens have");
+      }
+      return ctx.authenticate.bankToken(token);
+    },
   };
 }

@@ -1,5 +1,5 @@
 /** /v1/applications: create, read, list, edit, submit for a decision, review, withdraw. */
-import { decodeCursor, encodeCursor } from '../http/pagination.ts';
+import { decodeCursor, listBody } from '../http/pagination.ts';
 import {
   createApplication,
   getApplication,
@@ -10,45 +10,43 @@ import {
   updateApplication,
   withdrawApplication,
 } from '../services/applications.ts';
-import type { OperationHandlers } from './types.ts';
-
-const MORTGAGE_ID = /^mtg-[0-9a-z]{26}$/;
+import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const applicationOperations = {
   createApplication: async ({ body }, ctx) => {
-    const record = await createApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, body);
+    const record = await createApplication(ctx, ctx.principal.accountId, body);
     ctx.log.info({ mortgageId: record.mortgageId }, 'application created');
     return { status: 201, body: toApplication(record) };
   },
 
   listApplications: async ({ query }, ctx) => {
     const page = await listApplications(
-      ctx.services.store,
+      ctx,
       ctx.principal.accountId,
       { status: query.status },
-      { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, MORTGAGE_ID) },
+      { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, 'mtg') },
     );
-    return { status: 200, body: { data: page.items.map(toApplication), nextCursor: encodeCursor(page.lastId) } };
+    return { status: 200, body: listBody({ ...page, items: page.items.map(toApplication) }) };
   },
 
   getApplication: async ({ path }, ctx) => {
-    const record = await getApplication(ctx.services.store, ctx.principal.accountId, path.mortgageId);
+    const record = await getApplication(ctx, ctx.principal.accountId, path.mortgageId);
     return { status: 200, body: toApplication(record) };
   },
 
   updateApplication: async ({ path, body }, ctx) => {
-    const record = await updateApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, body);
+    const record = await updateApplication(ctx, ctx.principal.accountId, path.mortgageId, body);
     return { status: 200, body: toApplication(record) };
   },
 
   submitApplication: async ({ path }, ctx) => {
-    const record = await submitApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId);
+    const record = await submitApplication(ctx, ctx.principal.accountId, path.mortgageId);
     ctx.log.info({ mortgageId: record.mortgageId, outcome: record.decision?.outcome }, 'application decided');
     return { status: 200, body: toApplication(record) };
   },
 
   approveApplication: async ({ path, body }, ctx) => {
-    const record = await reviewApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, {
+    const record = await reviewApplication(ctx, ctx.principal.accountId, path.mortgageId, {
       action: 'approve',
       reviewerKeyId: ctx.principal.keyId,
       note: body?.note,
@@ -58,7 +56,7 @@ export const applicationOperations = {
   },
 
   declineApplication: async ({ path, body }, ctx) => {
-    const record = await reviewApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId, {
+    const record = await reviewApplication(ctx, ctx.principal.accountId, path.mortgageId, {
       action: 'decline',
       reviewerKeyId: ctx.principal.keyId,
       note: body?.note,
@@ -68,7 +66,7 @@ export const applicationOperations = {
   },
 
   withdrawApplication: async ({ path }, ctx) => {
-    const record = await withdrawApplication(ctx.services.store, ctx.services.clock, ctx.principal.accountId, path.mortgageId);
+    const record = await withdrawApplication(ctx, ctx.principal.accountId, path.mortgageId);
     return { status: 200, body: toApplication(record) };
   },
 } satisfies OperationHandlers;

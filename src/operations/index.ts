@@ -12,7 +12,7 @@ import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
 import { underwritingOperations } from './underwriting.ts';
 import { webhookOperations } from './webhooks.ts';
-import type { OperationHandlers } from './types.ts';
+import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const operationHandlers: OperationHandlers = {
   ...accountOperations,

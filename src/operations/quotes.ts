@@ -1,7 +1,7 @@
 /** /v1/quotes: price a loan and store the quote; read it back; its amortization schedule as JSON or CSV. */
 import { stringify } from 'csv-stringify/sync';
 import { createQuote, getQuote, getQuoteSchedule } from '../services/pricing.ts';
-import type { OperationHandlers } from './types.ts';
+import type { OperationHandlers } from '../contract/handlers.ts';
 
 const CSV_COLUMNS = ['number', 'payment', 'principal', 'interest', 'balance'] as const;
 
@@ -22,17 +22,17 @@ function wantsCsv(accept: string | string[] | undefined): boolean {
 
 export const quoteOperations = {
   createQuote: async ({ body }, ctx) => {
-    const quote = await createQuote(ctx.services.store, ctx.services.clock, ctx.principal.accountId, body);
+    const quote = await createQuote(ctx, ctx.principal.accountId, body);
     ctx.log.debug({ quoteId: quote.quoteId }, 'quote created');
     return { status: 201, body: quote };
   },
 
   getQuote: async ({ path }, ctx) => {
-    return { status: 200, body: await getQuote(ctx.services.store, ctx.principal.accountId, path.quoteId) };
+    return { status: 200, body: await getQuote(ctx, ctx.principal.accountId, path.quoteId) };
   },
 
   getQuoteSchedule: async ({ path, headers }, ctx) => {
-    const schedule = await getQuoteSchedule(ctx.services.store, ctx.principal.accountId, path.quoteId);
+    const schedule = await getQuoteSchedule(ctx, ctx.principal.accountId, path.quoteId);
     if (!wantsCsv(headers.accept)) return { status: 200, body: schedule };
     const csv = stringify(
       schedule.payments.map((row) => CSV_COLUMNS.map((column) => (column === 'number' ? String(row.number) : row[column].toFixed(2)))),

@@ -3,6 +3,8 @@
  * both enforce the same rules.
  */
 import type { Clock } from '../clock.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -11,12 +13,23 @@ import {
   countActiveAdminKeys,
   findApiKey,
   findApiKeyById,
+  listApiKeys as listApiKeyRecords,
   insertApiKey,
   markApiKeyRevoked,
   type ApiKeyRecord,
   type ApiKeyRole,
 } from '../store/apiKeys.ts';
-import type { Store, Tx } from '../store/store.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
+import type { Tx } from '../store/store.ts';
+
+export type Account = components['schemas']['Account'];
+export type ApiKey = components['schemas']['ApiKey'];
+
+/** The public view of a key record: the account id is implied by the caller. */
+export function toApiKey(record: ApiKeyRecord): ApiKey {
+  const { accountId: _accountId, ...key } = record;
+  return key;
+}
 
 export interface CreatedApiKey {
   record: ApiKeyRecord;
@@ -24,7 +37,7 @@ export interface CreatedApiKey {
   apiKey: string;
 }
 
-async function addKey(tx: Tx, clock: Clock, accountId: string, role: ApiKeyRole, name: string): Promise<CreatedApiKey> {
+async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRole, name: string): Promise<CreatedApiKey> {
   const apiKey = generateApiKey();
   const record: ApiKeyRecord = {
     keyId: newId('key'),
@@ -32,7 +45,7 @@ async function addKey(tx: Tx, clock: Clock, accountId: string, role: ApiKeyRole,
     name,
     role,
     hint: apiKeyHint(apiKey),
-    createdAt: clock.now().toISOString(),
+    createdAt: ctx.clock.now().toISOString(),
     lastUsedAt: null,
     revokedAt: null,
   };
@@ -41,33 +54,31 @@ async function addKey(tx: Tx, clock: Clock, accountId: string, role: ApiKeyRole,
 }
 
 export async function createAccount(
-  store: Store,
-  clock: Clock,
+  ctx: AppContext,
   input: { name: string; email: string; currency?: string },
 ): Promise<{ account: AccountRecord; firstKey: CreatedApiKey }> {
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     const account: AccountRecord = {
       accountId: newId('acc'),
       name: input.name,
       email: input.email,
       currency: input.currency ?? 'USD',
-      createdAt: clock.now().toISOString(),
+      createdAt: ctx.clock.now().toISOString(),
     };
     await insertAccount(tx, account);
-    const firstKey = await addKey(tx, clock, account.accountId, 'admin', 'First admin key');
+    const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
     return { account, firstKey };
   });
 }
 
 export async function createApiKey(
-  store: Store,
-  clock: Clock,
+  ctx: AppContext,
   accountId: string,
   input: { role: ApiKeyRole; name: string },
 ): Promise<CreatedApiKey> {
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
-    return addKey(tx, clock, accountId, input.role, input.name);
+    return addKey(tx, ctx, accountId, input.role, input.name);
   });
 }
 
@@ -76,8 +87,8 @@ export async function createApiKey(
  * the operator's command line passes null. Revoking is idempotent. The last active admin key
  * cannot be revoked, so an account can always manage itself.
  */
-export async function revokeApiKey(store: Store, clock: Clock, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
-  return store.transaction(async (tx) => {
+export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
+  return ctx.store.transaction(async (tx) => {
     const key = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
     if (!key) throw fail.notFound(`No API key ${keyId} in this account.`);
     if (key.revokedAt) return key;
@@ -87,8 +98,20 @@ export async function revokeApiKey(store: Store, clock: Clock, accountId: string
         `${keyId} is the account's last active admin key; create another admin key before revoking it.`,
       );
     }
-    const revokedAt = clock.now().toISOString();
+    const revokedAt = ctx.clock.now().toISOString();
     await markApiKeyRevoked(tx, keyId, revokedAt);
     return { ...key, revokedAt };
   });
+}
+
+/** The caller's account. A key outlives nothing: an account without a row means a broken database, not a caller error. */
+export async function getAccount(ctx: AppContext, accountId: string): Promise<Account> {
+  const account = await ctx.store.read((db) => findAccount(db, accountId));
+  if (!account) throw fail.notFound('The account of this API key no longer exists.');
+  return account;
+}
+
+export async function listApiKeys(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<ApiKey>> {
+  const found = await ctx.store.read((db) => listApiKeyRecords(db, accountId, page));
+  return { ...found, items: found.items.map(toApiKey) };
 }

@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
+import type { AppContext } from '../context.ts';
 import { hasAtMostDecimals } from '../domain/applications/money.ts';
 import { canTransition, isEditable, type ApplicationAction, type ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import { decide, type Decision, type PaymentFact } from '../domain/underwriting/decision.ts';
@@ -102,7 +103,7 @@ async function checkQuote(db: SqlExecutor, accountId: string, record: Applicatio
   }
 }
 
-export async function createApplication(store: Store, clock: Clock, accountId: string, input: ApplicationCreateRequest): Promise<ApplicationRecord> {
+export async function createApplication(ctx: AppContext, accountId: string, input: ApplicationCreateRequest): Promise<ApplicationRecord> {
   const { applicant } = input;
   throwIfIssues(
     moneyIssues({
@@ -112,7 +113,7 @@ export async function createApplication(store: Store, clock: Clock, accountId: s
       '/propertyValue': input.propertyValue,
     }),
   );
-  const now = clock.now();
+  const now = ctx.clock.now();
   const at = now.toISOString();
   const record: ApplicationRecord = {
     mortgageId: newId('mtg', now.getTime()),
@@ -134,32 +135,31 @@ export async function createApplication(store: Store, clock: Clock, accountId: s
     createdAt: at,
     updatedAt: at,
   };
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     await checkQuote(tx, accountId, record);
     await insertApplication(tx, record);
     return record;
   });
 }
 
-export async function getApplication(store: Store, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
-  const record = await store.read((db) => findApplication(db, accountId, mortgageId));
+export async function getApplication(ctx: AppContext, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
+  const record = await ctx.store.read((db) => findApplication(db, accountId, mortgageId));
   if (!record) throw notFound(mortgageId);
   return record;
 }
 
 export async function listApplications(
-  store: Store,
+  ctx: AppContext,
   accountId: string,
   filter: { status?: ApplicationStatus | undefined },
   page: PageRequest,
 ): Promise<Page<ApplicationRecord>> {
-  return store.read((db) => listApplicationRecords(db, accountId, filter, page));
+  return ctx.store.read((db) => listApplicationRecords(db, accountId, filter, page));
 }
 
 /** Only the fields sent change; null clears an optional one. Drafts only. */
 export async function updateApplication(
-  store: Store,
-  clock: Clock,
+  ctx: AppContext,
   accountId: string,
   mortgageId: string,
   patch: ApplicationPatch,
@@ -173,7 +173,7 @@ export async function updateApplication(
       '/propertyValue': patch.propertyValue,
     }),
   );
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!isEditable(current.status)) {
@@ -193,7 +193,7 @@ export async function updateApplication(
       termYears: pick(patch.term, current.termYears),
       propertyValue: pick(patch.propertyValue, current.propertyValue),
       quoteId: pick(patch.quoteId, current.quoteId),
-      updatedAt: clock.now().toISOString(),
+      updatedAt: ctx.clock.now().toISOString(),
     };
     await checkQuote(tx, accountId, next);
     if (!(await writeApplication(tx, next, current.status))) {
@@ -259,12 +259,12 @@ async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationR
  * outcome. Reads (rules, quote, rate sheet) and the write commit together, so the decision is
  * made on exactly the data it records.
  */
-export async function submitApplication(store: Store, clock: Clock, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
-  return store.transaction(async (tx) => {
+export async function submitApplication(ctx: AppContext, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
+  return ctx.store.transaction(async (tx) => {
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!canTransition(current.status, 'submit', 'submitted')) throw invalidTransition(current.status, 'submit');
-    const at = clock.now().toISOString();
+    const at = ctx.clock.now().toISOString();
     const decision = decide(
       {
         amount: current.amount,
@@ -286,18 +286,17 @@ export async function submitApplication(store: Store, clock: Clock, accountId: s
 
 /** A reviewer's approve or decline of a referred application. */
 export async function reviewApplication(
-  store: Store,
-  clock: Clock,
+  ctx: AppContext,
   accountId: string,
   mortgageId: string,
   review: { action: 'approve' | 'decline'; reviewerKeyId: string; note?: string | undefined },
 ): Promise<ApplicationRecord> {
   const target: ApplicationStatus = review.action === 'approve' ? 'approved' : 'declined';
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!canTransition(current.status, review.action, target)) throw invalidTransition(current.status, review.action);
-    const at = clock.now().toISOString();
+    const at = ctx.clock.now().toISOString();
     const decision: Decision = {
       outcome: target as Decision['outcome'],
       decidedAt: at,
@@ -312,25 +311,25 @@ export async function reviewApplication(
   });
 }
 
-export async function withdrawApplication(store: Store, clock: Clock, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
-  return store.transaction(async (tx) => {
+export async function withdrawApplication(ctx: AppContext, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
+  return ctx.store.transaction(async (tx) => {
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!canTransition(current.status, 'withdraw', 'withdrawn')) throw invalidTransition(current.status, 'withdraw');
-    const at = clock.now().toISOString();
+    const at = ctx.clock.now().toISOString();
     const next: ApplicationRecord = { ...current, status: 'withdrawn', withdrawnAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'withdraw');
     return next;
   });
 }
 
-export async function getUnderwritingRules(store: Store, accountId: string): Promise<UnderwritingRulesView> {
-  const stored = await store.read((db) => findUnderwritingRules(db, accountId));
+export async function getUnderwritingRules(ctx: AppContext, accountId: string): Promise<UnderwritingRulesView> {
+  const stored = await ctx.store.read((db) => findUnderwritingRules(db, accountId));
   return stored ? { ...stored.rules, updatedAt: stored.updatedAt } : { ...structuredClone(DEFAULT_RULES), updatedAt: null };
 }
 
 /** Replaces the account's rules whole: 400 for too many decimals, 422 for limits on the wrong side. */
-export async function setUnderwritingRules(store: Store, clock: Clock, accountId: string, rules: UnderwritingRules): Promise<UnderwritingRulesView> {
+export async function setUnderwritingRules(ctx: AppContext, accountId: string, rules: UnderwritingRules): Promise<UnderwritingRulesView> {
   const issues: FieldIssue[] = [];
   for (const [pointer, value, places] of [
     ['/debtToIncome/approveAtMost', rules.debtToIncome.approveAtMost, 3],
@@ -349,13 +348,13 @@ export async function setUnderwritingRules(store: Store, clock: Clock, accountId
       errors: broken,
     });
   }
-  const updatedAt = clock.now().toISOString();
+  const updatedAt = ctx.clock.now().toISOString();
   const clean: UnderwritingRules = {
     debtToIncome: { approveAtMost: rules.debtToIncome.approveAtMost, referAtMost: rules.debtToIncome.referAtMost },
     loanToValue: { approveAtMost: rules.loanToValue.approveAtMost, referAtMost: rules.loanToValue.referAtMost },
     creditScore: { approveAtLeast: rules.creditScore.approveAtLeast, referAtLeast: rules.creditScore.referAtLeast },
     loanAmount: { approveAtMost: rules.loanAmount.approveAtMost, referAtMost: rules.loanAmount.referAtMost },
   };
-  await store.transaction((tx) => saveUnderwritingRules(tx, accountId, clean, updatedAt));
+  await ctx.store.transaction((tx) => saveUnderwritingRules(tx, accountId, clean, updatedAt));
   return { ...clean, updatedAt };
 }

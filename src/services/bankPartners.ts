@@ -2,8 +2,7 @@
  * The operator's management of bank partners (admin command line): register, list, restrict to
  * accounts, disable, set the credential of an `http` partner, mint sandbox tokens.
  */
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
 import { sealCredential } from '../banks/credentials.ts';
 import { mintSandboxToken, MAX_HOLDER_NAME_LENGTH } from '../banks/sandbox.ts';
 import { bankKeys } from '../banks/secrets.ts';
@@ -26,12 +25,6 @@ import {
   type BankPartnerRecord,
 } from '../store/bankPartners.ts';
 import type { Store, Tx } from '../store/store.ts';
-
-export interface PartnerServices {
-  store: Store;
-  clock: Clock;
-  config: Pick<Config, 'dataDir' | 'bank'>;
-}
 
 /** What the operator sees of a partner: never the credential itself. */
 export interface PartnerView {
@@ -72,7 +65,7 @@ function checkCredential(credential: string): void {
 }
 
 export async function createBankPartner(
-  services: PartnerServices,
+  ctx: AppContext,
   input: { name: string; connector: string; baseUrl?: string | undefined; credential?: string | undefined },
 ): Promise<PartnerView> {
   const name = input.name.trim();
@@ -83,15 +76,15 @@ export async function createBankPartner(
   let baseUrl: string | null = null;
   if (input.connector === 'http') {
     if (!input.baseUrl) throw fail.refused('bank_partner_url_invalid', 'an http partner needs --base-url (its API, https)');
-    const decision = partnerBaseUrlDecision(input.baseUrl, services.config.bank.partnerAllowedHosts);
+    const decision = partnerBaseUrlDecision(input.baseUrl, ctx.config.bank.partnerAllowedHosts);
     if (!decision.ok) throw fail.refused('bank_partner_url_invalid', decision.reason);
     baseUrl = decision.url;
   } else if (input.baseUrl || input.credential) {
     throw fail.refused('bank_partner_url_invalid', 'the sandbox partner is built in: it takes no base URL or credential');
   }
   if (input.credential !== undefined) checkCredential(input.credential);
-  const keys = await bankKeys(services.config);
-  const now = services.clock.now().toISOString();
+  const keys = await bankKeys(ctx.config);
+  const now = ctx.clock.now().toISOString();
   const partnerId = newId('bnk');
   const record: BankPartnerRecord = {
     partnerId,
@@ -104,26 +97,26 @@ export async function createBankPartner(
     createdAt: now,
     updatedAt: now,
   };
-  return services.store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     await insertBankPartner(tx, record);
     return view(tx, record);
   });
 }
 
-export async function listPartners(services: PartnerServices): Promise<PartnerView[]> {
-  return services.store.read(async (db) => Promise.all((await listBankPartners(db)).map((p) => view(db, p))));
+export async function listPartners(ctx: AppContext): Promise<PartnerView[]> {
+  return ctx.store.read(async (db) => Promise.all((await listBankPartners(db)).map((p) => view(db, p))));
 }
 
 async function changePartner(
-  services: PartnerServices,
+  ctx: AppContext,
   partnerId: string,
   change: (tx: Tx, partner: BankPartnerRecord, now: string) => Promise<BankPartnerRecord>,
 ): Promise<PartnerView> {
   if (!isId('bnk', partnerId)) throw fail.notFound(`${partnerId} is not a bank partner id (bnk-…)`);
-  return services.store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     const partner = await findBankPartner(tx, partnerId);
     if (!partner) throw fail.notFound(`No bank partner ${partnerId}.`);
-    const now = services.clock.now().toISOString();
+    const now = ctx.clock.now().toISOString();
     const changed = { ...(await change(tx, partner, now)), updatedAt: now };
     await updateBankPartner(tx, changed);
     return view(tx, changed);
@@ -131,8 +124,8 @@ async function changePartner(
 }
 
 /** Restricts the partner to the accounts allowed so far, adding this one. */
-export function allowPartnerAccount(services: PartnerServices, partnerId: string, accountId: string): Promise<PartnerView> {
-  return changePartner(services, partnerId, async (tx, partner, now) => {
+export function allowPartnerAccount(ctx: AppContext, partnerId: string, accountId: string): Promise<PartnerView> {
+  return changePartner(ctx, partnerId, async (tx, partner, now) => {
     if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
     if (!partner.restricted) await clearPartnerAccounts(tx, partnerId);
     await addPartnerAccount(tx, partnerId, accountId, now);
@@ -141,8 +134,8 @@ export function allowPartnerAccount(services: PartnerServices, partnerId: string
 }
 
 /** Removes an account from a restricted partner (which then serves one account fewer, possibly none). */
-export function disallowPartnerAccount(services: PartnerServices, partnerId: string, accountId: string): Promise<PartnerView> {
-  return changePartner(services, partnerId, async (tx, partner) => {
+export function disallowPartnerAccount(ctx: AppContext, partnerId: string, accountId: string): Promise<PartnerView> {
+  return changePartner(ctx, partnerId, async (tx, partner) => {
     if (!partner.restricted) throw fail.conflict('bank_partner_not_restricted', `${partnerId} serves every account; allow accounts one by one first, or disable it`);
     if (!(await removePartnerAccount(tx, partnerId, accountId))) throw fail.notFound(`${partnerId} does not serve ${accountId}.`);
     return partner;
@@ -150,23 +143,23 @@ export function disallowPartnerAccount(services: PartnerServices, partnerId: str
 }
 
 /** Lets the partner serve every account again. */
-export function unrestrictPartner(services: PartnerServices, partnerId: string): Promise<PartnerView> {
-  return changePartner(services, partnerId, async (tx, partner) => {
+export function unrestrictPartner(ctx: AppContext, partnerId: string): Promise<PartnerView> {
+  return changePartner(ctx, partnerId, async (tx, partner) => {
     await clearPartnerAccounts(tx, partnerId);
     return { ...partner, restricted: false };
   });
 }
 
 /** A disabled partner's tokens are refused (401) until it is enabled again. */
-export function setPartnerDisabled(services: PartnerServices, partnerId: string, disabled: boolean): Promise<PartnerView> {
-  return changePartner(services, partnerId, async (_tx, partner, now) => ({ ...partner, disabledAt: disabled ? (partner.disabledAt ?? now) : null }));
+export function setPartnerDisabled(ctx: AppContext, partnerId: string, disabled: boolean): Promise<PartnerView> {
+  return changePartner(ctx, partnerId, async (_tx, partner, now) => ({ ...partner, disabledAt: disabled ? (partner.disabledAt ?? now) : null }));
 }
 
 /** Replaces (or, with null, removes) the credential the service presents to an http partner. */
-export async function setPartnerCredential(services: PartnerServices, partnerId: string, credential: string | null): Promise<PartnerView> {
+export async function setPartnerCredential(ctx: AppContext, partnerId: string, credential: string | null): Promise<PartnerView> {
   if (credential !== null) checkCredential(credential);
-  const keys = await bankKeys(services.config);
-  return changePartner(services, partnerId, async (_tx, partner) => {
+  const keys = await bankKeys(ctx.config);
+  return changePartner(ctx, partnerId, async (_tx, partner) => {
     if (partner.connector !== 'http') throw fail.conflict('bank_partner_not_http', `${partnerId} is a ${partner.connector} partner; only http partners have a credential`);
     return { ...partner, credentialSealed: credential === null ? null : sealCredential(keys.partnerCredential, partnerId, credential) };
   });
@@ -174,16 +167,16 @@ export async function setPartnerCredential(services: PartnerServices, partnerId:
 
 /** Mints a sandbox token for a holder and account number at a sandbox partner. */
 export async function issueSandboxToken(
-  services: PartnerServices,
+  ctx: AppContext,
   input: { partnerId: string; holder: string; accountNumber: string },
 ): Promise<{ token: string; expiresAt: string }> {
-  const partner = isId('bnk', input.partnerId) ? await services.store.read((db) => findBankPartner(db, input.partnerId)) : undefined;
+  const partner = isId('bnk', input.partnerId) ? await ctx.store.read((db) => findBankPartner(db, input.partnerId)) : undefined;
   if (!partner) throw fail.notFound(`No bank partner ${input.partnerId}.`);
   if (partner.connector !== 'sandbox') throw fail.conflict('bank_partner_not_sandbox', `${partner.partnerId} is an ${partner.connector} partner: its tokens come from the partner itself`);
   if (partner.disabledAt) throw fail.conflict('bank_partner_disabled', `${partner.partnerId} is disabled`);
   const holder = input.holder.trim();
   if (holder.length === 0 || holder.length > MAX_HOLDER_NAME_LENGTH) throw fail.refused('holder_invalid', `--holder must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
   if (!isWellFormedAccountNumber(input.accountNumber)) throw fail.refused('account_number_invalid', '--account-number must be 4 to 34 digits or letters');
-  const keys = await bankKeys(services.config);
-  return mintSandboxToken(keys.sandboxToken, partner.partnerId, { holder, accountNumber: input.accountNumber }, services.clock.now(), services.config.bank.sandboxTokenTtlSeconds);
+  const keys = await bankKeys(ctx.config);
+  return mintSandboxToken(keys.sandboxToken, partner.partnerId, { holder, accountNumber: input.accountNumber }, ctx.clock.now(), ctx.config.bank.sandboxTokenTtlSeconds);
 }

@@ -11,50 +11,39 @@
  * token) → 400 body → 404 application → 409 withdrawn → 429 failed-attempt limit → partner's
  * account lookup (401 when the account is gone, 502 when the partner fails) → verdict.
  */
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
+import type { BankTokenPrincipal } from '../contract/principals.ts';
 import { connectorFor } from '../banks/connectors.ts';
-import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected, type BankGrant } from '../banks/connector.ts';
+import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected } from '../banks/connector.ts';
 import { bankKeys } from '../banks/secrets.ts';
 import { parseBankToken } from '../banks/tokenFormat.ts';
 import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
-import { scoreNameMatch } from '../domain/banks/nameMatch.ts';
+import { NAME_MATCH_THRESHOLD, scoreNameMatch } from '../domain/banks/nameMatch.ts';
 import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { Logger } from '../log.ts';
 import { findApplication } from '../store/applications.ts';
-import { findBankPartner, partnerServesAccount, type BankPartnerRecord } from '../store/bankPartners.ts';
+import { findBankPartner, partnerServesAccount } from '../store/bankPartners.ts';
 import {
   applicationOwner,
   failedVerificationTimes,
   insertBankVerification,
   type BankVerificationRecord,
 } from '../store/bankVerifications.ts';
-import type { Store } from '../store/store.ts';
 
-export interface BankServices {
-  store: Store;
-  clock: Clock;
-  config: Pick<Config, 'dataDir' | 'bank'>;
-  log: Logger;
-}
+export type BankVerification = components['schemas']['BankVerification'];
 
-/** What the `bankToken` security scheme hands the operation. */
-export interface BankTokenPrincipal {
-  kind: 'bankToken';
-  partner: BankPartnerRecord;
-  /** The partner's own token (never logged). */
-  partnerToken: string;
-  grant: BankGrant;
-}
-
-/** Why a bearer token is refused on the bank operation; the message is the 401's detail. */
-export class BankTokenRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BankTokenRefused';
-  }
+export function toBankVerification(v: BankVerificationRecord): BankVerification {
+  return {
+    verificationId: v.verificationId,
+    mortgageId: v.mortgageId,
+    verified: v.verified,
+    accountMask: v.accountMask,
+    nameMatch: { score: v.nameScore, outcome: v.nameOutcome, threshold: NAME_MATCH_THRESHOLD },
+    failedChecks: v.failedChecks,
+    checkedAt: v.checkedAt,
+  };
 }
 
 const RETRY_PARTNER_AFTER_SECONDS = 30;
@@ -71,12 +60,12 @@ export function partnerError(err: BankPartnerUnavailable | BankPartnerBadRespons
   return fail.upstreamFailed('bank_partner_invalid_response', 'The bank partner answered something the service cannot trust; nothing was checked or recorded.');
 }
 
-async function callPartner<T>(services: BankServices, partnerId: string, call: () => Promise<T>): Promise<T> {
+async function callPartner<T>(ctx: AppContext, partnerId: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
     if (err instanceof BankPartnerUnavailable || err instanceof BankPartnerBadResponse) {
-      services.log.warn({ partnerId, reason: err.message, kind: err.name }, 'bank partner failed');
+      ctx.log.warn({ partnerId, reason: err.message, kind: err.name }, 'bank partner failed');
       throw partnerError(err);
     }
     throw err;
@@ -85,22 +74,22 @@ async function callPartner<T>(services: BankServices, partnerId: string, call: (
 
 /**
  * Authenticates the bearer token of `POST /v1/banks/verify`: a well-formed bank token of a known,
- * enabled partner that the partner says is live. Throws BankTokenRefused (401) or an AppError
+ * enabled partner that the partner says is live. Throws `unauthenticated` (401) or an AppError
  * (502 when the partner cannot say).
  */
-export async function authenticateBankToken(services: BankServices, token: string | null): Promise<BankTokenPrincipal> {
-  if (token === null) throw new BankTokenRefused("Send the bank partner's token as Authorization: Bearer <bank token>.");
-  if (token.startsWith('mos_live_')) throw new BankTokenRefused("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
+export async function authenticateBankToken(ctx: AppContext, token: string | null): Promise<BankTokenPrincipal> {
+  if (token === null) throw fail.unauthenticated("Send the bank partner's token as Authorization: Bearer <bank token>.");
+  if (token.startsWith('mos_live_')) throw fail.unauthenticated("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
   const parsed = parseBankToken(token);
-  if (!parsed) throw new BankTokenRefused('The bearer token is not a bank token (bnk_tok_…).');
-  const partner = await services.store.read((db) => findBankPartner(db, parsed.partnerId));
+  if (!parsed) throw fail.unauthenticated('The bearer token is not a bank token (bnk_tok_…).');
+  const partner = await ctx.store.read((db) => findBankPartner(db, parsed.partnerId));
   // An unknown and a disabled partner read the same: the token is not valid.
-  if (!partner || partner.disabledAt) throw new BankTokenRefused('The bank token is not valid.');
+  if (!partner || partner.disabledAt) throw fail.unauthenticated('The bank token is not valid.');
   try {
-    const grant = await callPartner(services, partner.partnerId, async () => (await connectorFor(partner, services)).authenticate(parsed.partnerToken));
+    const grant = await callPartner(ctx, partner.partnerId, async () => (await connectorFor(partner, ctx)).authenticate(parsed.partnerToken));
     return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant };
   } catch (err) {
-    if (err instanceof BankTokenRejected) throw new BankTokenRefused(err.message);
+    if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
     throw err;
   }
 }
@@ -119,11 +108,11 @@ function attemptsExceeded(retryAfterSeconds: number): AppError {
 }
 
 /** Checks the account of the token against the application and records the outcome (history kept). */
-export async function verifyBankDetails(services: BankServices, principal: BankTokenPrincipal, request: VerificationRequest): Promise<BankVerificationRecord> {
-  const { store, clock } = services;
+export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPrincipal, request: VerificationRequest): Promise<BankVerificationRecord> {
+  const { store, clock } = ctx;
   const { partner } = principal;
   const windowStart = () => new Date(clock.now().getTime() - FAILED_ATTEMPT_WINDOW_MS).toISOString();
-  const keys = await bankKeys(services.config);
+  const keys = await bankKeys(ctx.config);
   const submittedNumberHash = accountNumberDigest(keys.accountNumberHash, request.accountNumber).toString('hex');
 
   const application = await store.read(async (db) => {
@@ -142,8 +131,8 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
   // The partner is asked outside any transaction: a slow partner must not hold the store.
   let account;
   try {
-    account = await callPartner(services, partner.partnerId, async () =>
-      (await connectorFor(partner, services)).fetchAccount(principal.grant, principal.partnerToken),
+    account = await callPartner(ctx, partner.partnerId, async () =>
+      (await connectorFor(partner, ctx)).fetchAccount(principal.grant, principal.partnerToken),
     );
   } catch (err) {
     if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
@@ -176,7 +165,7 @@ export async function verifyBankDetails(services: BankServices, principal: BankT
       checkedAt: now.toISOString(),
     };
     await insertBankVerification(tx, verification);
-    services.log.info(
+    ctx.log.info(
       {
         verificationId: verification.verificationId,
         mortgageId: verification.mortgageId,

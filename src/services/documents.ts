@@ -5,12 +5,13 @@
 import type { ReadStream } from 'node:fs';
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
+import type { AppContext } from '../context.ts';
 import type { Config } from '../config.ts';
 import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
 import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts';
 import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
 import { publish } from '../events/outbox.ts';
-import type { UploadedFile } from '../http/bodyParsers.ts';
+import type { MultipartUpload, UploadedFile } from '../contract/uploads.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication } from '../store/applications.ts';
@@ -40,16 +41,10 @@ export function toDocument(record: DocumentRecord, publicBaseUrl: string): Docum
   };
 }
 
-/** What the multipart form carried, checked by hand: the contract checks multipart fields only loosely. */
-export interface UploadForm {
-  fields: Record<string, string[]>;
-  files: Record<string, UploadedFile[]>;
-}
-
 const FILE_NAME_MAX = 255;
 
 /** Exactly one `documentType` of the documented values and exactly one `file` part, nothing else. */
-export function readUploadForm(form: UploadForm | undefined): { documentType: DocumentType; file: UploadedFile } {
+export function readUploadForm(form: MultipartUpload | undefined): { documentType: DocumentType; file: UploadedFile } {
   const issues: { pointer: string; message: string }[] = [];
   const types = form?.fields.documentType ?? [];
   const files = form?.files.file ?? [];
@@ -87,18 +82,18 @@ async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: s
  * and removed again if the metadata cannot be committed, so a document row never lacks its bytes.
  */
 export async function uploadDocument(
-  services: { store: Store; clock: Clock; config: Config },
+  ctx: AppContext,
   accountId: string,
   mortgageId: string,
   upload: { documentType: DocumentType; file: UploadedFile },
 ): Promise<DocumentRecord> {
-  const { store, clock, config } = services;
-  await store.read((db) => liveApplication(db, accountId, mortgageId));
+  const { config } = ctx;
+  await ctx.store.read((db) => liveApplication(db, accountId, mortgageId));
   const contentType = sniffContentType(await readHead(upload.file.tempPath, SNIFF_BYTES));
   if (contentType === null) {
     throw fail.unsupportedMediaType('The file is not a PDF, PNG or JPEG (judged by its leading bytes, not its name or declared type).');
   }
-  const now = clock.now();
+  const now = ctx.clock.now();
   const record: DocumentRecord = {
     documentId: newId('doc', now.getTime()),
     accountId,
@@ -112,7 +107,7 @@ export async function uploadDocument(
   };
   await storeDocumentFile(config.dataDir, record.documentId, upload.file.tempPath);
   try {
-    await store.transaction(async (tx) => {
+    await ctx.store.transaction(async (tx) => {
       await liveApplication(tx, accountId, mortgageId);
       await insertDocument(tx, record);
       await publish(tx, {
@@ -133,22 +128,22 @@ export async function uploadDocument(
   return record;
 }
 
-export async function listDocuments(store: Store, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
-  return store.read(async (db) => {
+export async function listDocuments(ctx: AppContext, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentView>> {
+  const found = await ctx.store.read(async (db) => {
     if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
     return listDocumentRecords(db, accountId, mortgageId, page);
   });
+  return { ...found, items: found.items.map((d) => toDocument(d, ctx.config.publicBaseUrl)) };
 }
 
 export async function openDocument(
-  store: Store,
-  config: Config,
+  ctx: AppContext,
   accountId: string,
   mortgageId: string,
   documentId: string,
 ): Promise<{ record: DocumentRecord; stream: ReadStream; size: number }> {
-  const record = await store.read((db) => findDocument(db, accountId, mortgageId, documentId));
+  const record = await ctx.store.read((db) => findDocument(db, accountId, mortgageId, documentId));
   if (!record) throw fail.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
-  const { stream, size } = await openDocumentFile(config.dataDir, documentId);
+  const { stream, size } = await openDocumentFile(ctx.config.dataDir, documentId);
   return { record, stream, size };
 }

@@ -11,8 +11,9 @@
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { components } from '../../generated/api.d.ts';
+import type { components, operations } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
+import type { AppContext } from '../context.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
 import { parseInstant } from '../domain/exports/dateRange.ts';
 import { EXPORT_FIELD_NAMES, parseFieldList, type ApplicationStatus, type FieldDefinition } from '../domain/exports/fields.ts';
@@ -27,7 +28,7 @@ import {
   type ExportFormatSpec,
   type ExportWriter,
 } from '../domain/exports/formats.ts';
-import { AppError, fail } from '../errors.ts';
+import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import {
   countExportFormats,
@@ -35,11 +36,12 @@ import {
   exportFormatNames,
   findExportFormat,
   insertExportFormat,
+  listExportFormats as listExportFormatRecords,
   updateExportFormat,
   type ExportFormatRecord,
 } from '../store/exportFormats.ts';
 import { exportBounds, readExportBatch, type ExportQuery } from '../store/exportRecords.ts';
-import type { Store } from '../store/store.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
 
 /** An account holds at most this many custom formats (so `validFormats` and the list stay small). */
 export const MAX_EXPORT_FORMATS = 100;
@@ -55,26 +57,14 @@ const FIRST_BATCH_ROWS = 100;
  */
 const PIECE_CHARS = 16 * 1024;
 
-export interface ExportRequest {
-  format?: string | undefined;
-  status?: ApplicationStatus | undefined;
-  createdFrom?: string | undefined;
-  createdTo?: string | undefined;
-  fields?: string | undefined;
-}
+/** The export's query parameters, as the contract defines them. */
+export type ExportRequest = NonNullable<operations['exportMortgages']['parameters']['query']>;
 
 export interface PreparedExport {
   contentType: string;
   contentDisposition: string;
   /** Starts streaming. `signal` stops the reading (the client went away). */
   open(signal: AbortSignal): Readable;
-}
-
-export interface ExportDeps {
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  batchSize: number;
 }
 
 function instantOrRefuse(value: string | undefined, parameter: 'createdFrom' | 'createdTo'): string | undefined {
@@ -109,7 +99,7 @@ function selectedFields(spec: ExportFormatSpec, formatName: string, fields: stri
  * Checks an export request and reads where it stops; throws the problem to answer when anything
  * is wrong. Nothing has been sent yet when this throws.
  */
-export async function prepareExport(deps: ExportDeps, accountId: string, request: ExportRequest): Promise<PreparedExport> {
+export async function prepareExport(ctx: AppContext, accountId: string, request: ExportRequest): Promise<PreparedExport> {
   const formatName = (request.format ?? 'json').toLowerCase();
   const createdFrom = instantOrRefuse(request.createdFrom, 'createdFrom');
   const createdTo = instantOrRefuse(request.createdTo, 'createdTo');
@@ -119,7 +109,7 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
     ]);
   }
 
-  const { custom, names, bounds } = await deps.store.read(async (db) => {
+  const { custom, names, bounds } = await ctx.store.read(async (db) => {
     const custom = isBuiltInFormat(formatName) ? undefined : await findExportFormat(db, accountId, formatName);
     const names = isBuiltInFormat(formatName) || custom ? [] : await exportFormatNames(db, accountId);
     const bounds = await exportBounds(db, accountId);
@@ -140,7 +130,7 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
   }
   const fields = selectedFields(spec, formatName, request.fields);
 
-  const startedAt = deps.clock.now().toISOString();
+  const startedAt = ctx.clock.now().toISOString();
   const media = mediaOf(spec);
   const query: ExportQuery = {
     accountId,
@@ -155,8 +145,8 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
     contentDisposition: contentDisposition(startedAt, media),
     open: (signal) => {
       const writer = createExportWriter(spec, fields, startedAt);
-      const log = deps.log.child({ export: formatName });
-      return Readable.from(exportChunks(deps.store, query, writer, deps.batchSize, signal, log), {
+      const log = ctx.log.child({ export: formatName });
+      return Readable.from(exportChunks(ctx, query, writer, ctx.config.exportBatchSize, signal, log), {
         objectMode: false,
         // A few pieces are buffered ahead at most: the next batch is read only once they have gone on.
         highWaterMark: 64 * 1024,
@@ -167,7 +157,7 @@ export async function prepareExport(deps: ExportDeps, accountId: string, request
 
 /** The export's text, a batch at a time, pulled by the stream as the client takes it. */
 async function* exportChunks(
-  store: Store,
+  ctx: AppContext,
   query: ExportQuery,
   writer: ExportWriter,
   batchSize: number,
@@ -190,7 +180,7 @@ async function* exportChunks(
       // the store's promises resolve as microtasks, so without this turn an export would run to
       // its end before the server even read another request (whose writes would wait for it).
       await nextTurn();
-      const rows = await store.read((db) => readExportBatch(db, query, after, limit));
+      const rows = await ctx.store.read((db) => readExportBatch(db, query, after, limit));
       batches++;
       if (signal.aborted) break;
       if (rows.length > 0) {
@@ -249,43 +239,61 @@ function definitionOf(body: ReplaceBody): Pick<ExportFormatRecord, 'base' | 'des
   return { base: 'csv', description: body.description ?? null, csv: completeCsvOptions(csv) };
 }
 
-export async function createExportFormat(store: Store, clock: Clock, accountId: string, body: CreateBody): Promise<ExportFormatRecord> {
+export async function createExportFormat(ctx: AppContext, accountId: string, body: CreateBody): Promise<ExportFormat> {
   if (isBuiltInFormat(body.name)) {
     throw fail.refused('reserved_format_name', `"${body.name}" is a built-in format's name; choose another.`);
   }
   const definition = definitionOf(body);
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     if (await findExportFormat(tx, accountId, body.name)) {
       throw fail.conflict('format_name_taken', `The account already has an export format named "${body.name}"; replace it with PUT.`);
     }
     if ((await countExportFormats(tx, accountId)) >= MAX_EXPORT_FORMATS) {
       throw fail.refused('too_many_formats', `An account holds at most ${MAX_EXPORT_FORMATS} export formats; delete one first.`);
     }
-    const now = clock.now().toISOString();
+    const now = ctx.clock.now().toISOString();
     const record: ExportFormatRecord = { accountId, name: body.name, ...definition, createdAt: now, updatedAt: now };
     await insertExportFormat(tx, record);
-    return record;
+    return toExportFormat(record);
   });
 }
 
 export async function replaceExportFormat(
-  store: Store,
-  clock: Clock,
+  ctx: AppContext,
   accountId: string,
   name: string,
   body: ReplaceBody,
-): Promise<ExportFormatRecord> {
+): Promise<ExportFormat> {
   const definition = definitionOf(body);
-  return store.transaction(async (tx) => {
+  return ctx.store.transaction(async (tx) => {
     const existing = await findExportFormat(tx, accountId, name);
     if (!existing) throw fail.notFound(`No export format "${name}" in this account.`);
-    const record: ExportFormatRecord = { ...existing, ...definition, updatedAt: clock.now().toISOString() };
+    const record: ExportFormatRecord = { ...existing, ...definition, updatedAt: ctx.clock.now().toISOString() };
     await updateExportFormat(tx, record);
-    return record;
+    return toExportFormat(record);
   });
 }
 
-export async function removeExportFormat(store: Store, accountId: string, name: string): Promise<void> {
-  const deleted = await store.transaction((tx) => deleteFormatRow(tx, accountId, name));
+export async function removeExportFormat(ctx: AppContext, accountId: string, name: string): Promise<void> {
+  const deleted = await ctx.store.transaction((tx) => deleteFormatRow(tx, accountId, name));
   if (!deleted) throw fail.notFound(`No export format "${name}" in this account.`);
+}
+
+export type ExportFormat = components['schemas']['ExportFormat'];
+
+/** The public view of a format: the account is implied by the caller. */
+export function toExportFormat(record: ExportFormatRecord): ExportFormat {
+  const { accountId: _accountId, ...format } = record;
+  return format;
+}
+
+export async function listExportFormats(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<ExportFormat>> {
+  const found = await ctx.store.read((db) => listExportFormatRecords(db, accountId, page));
+  return { ...found, items: found.items.map(toExportFormat) };
+}
+
+export async function getExportFormat(ctx: AppContext, accountId: string, name: string): Promise<ExportFormat> {
+  const format = await ctx.store.read((db) => findExportFormat(db, accountId, name));
+  if (!format) throw fail.notFound(`No export format "${name}" in this account.`);
+  return toExportFormat(format);
 }

@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
+import type { AppContext } from '../context.ts';
 import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
@@ -121,10 +122,10 @@ export async function priceMonthlyPayment(
  * Prices and stores a quote in one transaction: the sheet read and the insert share one turn of the
  * store's queue (pricing is CPU only, no I/O, so nothing waits on the network while it is held).
  */
-export async function createQuote(store: Store, clock: Clock, accountId: string, request: LoanRequest): Promise<Quote> {
-  return store.transaction(async (tx) => {
+export async function createQuote(ctx: AppContext, accountId: string, request: LoanRequest): Promise<Quote> {
+  return ctx.store.transaction(async (tx) => {
     const { quoteValidityDays, ...figures } = await priceLoan(tx, accountId, request);
-    const now = clock.now();
+    const now = ctx.clock.now();
     const quote: Quote = {
       quoteId: newId('qte', now.getTime()),
       ...figures,
@@ -137,8 +138,8 @@ export async function createQuote(store: Store, clock: Clock, accountId: string,
 }
 
 /** A quote of this account, as it was made; another account's quote is 404. */
-export async function getQuote(store: Store, accountId: string, quoteId: string): Promise<Quote> {
-  const quote = await store.read((db) => findQuote(db, accountId, quoteId));
+export async function getQuote(ctx: AppContext, accountId: string, quoteId: string): Promise<Quote> {
+  const quote = await ctx.store.read((db) => findQuote(db, accountId, quoteId));
   if (!quote) throw fail.notFound(`No quote ${quoteId} in this account.`);
   return quote;
 }
@@ -147,8 +148,8 @@ export async function getQuote(store: Store, accountId: string, quoteId: string)
  * The quote's schedule. Rebuilt from the quote's own stored amount, rate and term (never from the
  * current sheet), with the same arithmetic that produced its figures, so it always agrees with them.
  */
-export async function getQuoteSchedule(store: Store, accountId: string, quoteId: string): Promise<AmortizationSchedule> {
-  const quote = await getQuote(store, accountId, quoteId);
+export async function getQuoteSchedule(ctx: AppContext, accountId: string, quoteId: string): Promise<AmortizationSchedule> {
+  const quote = await getQuote(ctx, accountId, quoteId);
   const rows = amortizationSchedule(new Dec(quote.amount), new Dec(quote.interestRate), quote.term);
   return {
     quoteId: quote.quoteId,
@@ -163,14 +164,14 @@ export async function getQuoteSchedule(store: Store, accountId: string, quoteId:
   };
 }
 
-export async function getPricingSettings(store: Store, accountId: string): Promise<PricingSettings> {
-  const stored = await store.read((db) => findRateSheet(db, accountId));
+export async function getPricingSettings(ctx: AppContext, accountId: string): Promise<PricingSettings> {
+  const stored = await ctx.store.read((db) => findRateSheet(db, accountId));
   if (!stored) return { rateSheet: structuredClone(DEFAULT_RATE_SHEET), isDefault: true, updatedAt: null };
   return { rateSheet: JSON.parse(stored.sheetJson) as RateSheet, isDefault: false, updatedAt: stored.updatedAt };
 }
 
 /** Replaces the account's sheet, whole or not at all: 400 for form problems, 422 for broken rules, each with pointers. */
-export async function setRateSheet(store: Store, clock: Clock, accountId: string, sheet: RateSheet): Promise<PricingSettings> {
+export async function setRateSheet(ctx: AppContext, accountId: string, sheet: RateSheet): Promise<PricingSettings> {
   const form = rateSheetFormIssues(sheet);
   if (form.length > 0) {
     throw fail.validation(`The rate sheet is not valid: ${form[0]!.pointer} ${form[0]!.message}` + more(form.length), form);
@@ -183,12 +184,12 @@ export async function setRateSheet(store: Store, clock: Clock, accountId: string
       { errors: rules },
     );
   }
-  const updatedAt = clock.now().toISOString();
+  const updatedAt = ctx.clock.now().toISOString();
   const normalized: RateSheet = {
     ...sheet,
     baseRates: [...sheet.baseRates].sort((a, b) => a.minTermYears - b.minTermYears),
   };
-  await store.transaction((tx) => saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt));
+  await ctx.store.transaction((tx) => saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt));
   return { rateSheet: normalized, isDefault: false, updatedAt };
 }
 

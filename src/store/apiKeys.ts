@@ -1,8 +1,9 @@
 /** API key records. The secret itself is never stored: only its SHA-256 hash. */
+import type { components } from '../../generated/api.d.ts';
 import type { SqlExecutor } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
-export type ApiKeyRole = 'admin' | 'member';
+export type ApiKeyRole = components['schemas']['ApiKeyRole'];
 
 export interface ApiKeyRecord {
   keyId: string;

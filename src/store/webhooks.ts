@@ -3,11 +3,12 @@
  * and leaves this module only through `findEndpointSecrets`: records read for responses carry
  * no secret.
  */
+import type { components } from '../../generated/api.d.ts';
 import type { AttemptRecord } from './outbox.ts';
 import type { SqlExecutor, Tx } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
-export type DisabledReason = 'gone' | 'failing' | 'manual';
+export type DisabledReason = NonNullable<components['schemas']['Webhook']['disabledReason']>;
 
 export interface WebhookEndpointRecord {
   webhookId: string;

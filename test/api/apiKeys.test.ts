@@ -43,7 +43,7 @@ describe('createApiKey', () => {
     expect(second.error).toMatchObject({ code: 'idempotency_secret_withheld' });
     expect(second.error!.detail).toContain(first.data!.keyId);
     expect(second.error!.detail).not.toContain(first.data!.apiKey);
-    const stored = await app.services.store.read((db) => db.all<{ response_body: string }>('SELECT response_body FROM idempotency_keys'));
+    const stored = await app.ctx.store.read((db) => db.all<{ response_body: string }>('SELECT response_body FROM idempotency_keys'));
     expect(JSON.stringify(stored)).not.toContain(first.data!.apiKey);
     const { data } = await account.client.GET('/v1/api-keys', { params: { query: { limit: 100 } } });
     expect(data!.data.filter((key) => key.name === 'Once')).toHaveLength(1);

@@ -20,8 +20,8 @@ let dispatcher: WebhookDispatcher;
 beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
   account = await app.newAccount();
-  const { store, clock, log, config } = app.services;
-  dispatcher = new WebhookDispatcher({ store, clock, log, config: config.webhooks }).start();
+  const { store, clock, log, config } = app.ctx;
+  dispatcher = new WebhookDispatcher(app.ctx).start();
 });
 afterAll(async () => {
   await dispatcher.stop();

@@ -29,7 +29,7 @@ let partner: FakePartner;
 let sandboxPartnerId: string;
 let httpPartnerId: string;
 
-const admin = (command: string, flags: Record<string, string>) => runAdminCommand(app.services, command, flags);
+const admin = (command: string, flags: Record<string, string>) => runAdminCommand(app.ctx, command, flags);
 
 async function sandboxToken(holder: string, accountNumber = JANE_NUMBER, partnerId = sandboxPartnerId): Promise<string> {
   return (await admin('bank-partner sandbox-token', { partner: partnerId, holder, 'account-number': accountNumber })).token as string;
@@ -46,7 +46,7 @@ function verify(token: string, mortgageId: string, accountNumber: string) {
 }
 
 async function recorded(account: TestAccount, mortgageId: string) {
-  return app.services.store.read((db) => listBankVerifications(db, account.accountId, mortgageId));
+  return app.ctx.store.read((db) => listBankVerifications(db, account.accountId, mortgageId));
 }
 
 beforeAll(async () => {
@@ -362,7 +362,7 @@ describe('verifyBankDetails', () => {
     it("a partner whose stored credential no longer opens (the server secret changed) → 502, not 500", async () => {
       const broken = (await admin('bank-partner create', { name: 'Rekeyed Bank', connector: 'http', 'base-url': partner.baseUrl, credential: 'old-credential' })).partnerId as string;
       // What a changed BANK_SECRET leaves behind: a sealed credential this server cannot open.
-      await app.services.store.transaction(async (tx) => {
+      await app.ctx.store.transaction(async (tx) => {
         const record = (await findBankPartner(tx, broken))!;
         await updateBankPartner(tx, { ...record, credentialSealed: sealCredential(randomBytes(32), broken, 'old-credential') });
       });
@@ -399,7 +399,7 @@ describe('verifyBankDetails', () => {
       expect((await verify(httpToken, viaHttp, HTTP_NUMBER)).data!.verified).toBe(true);
 
       const journal = await dataDirBytes();
-      await app.services.store.checkpoint();
+      await app.ctx.store.checkpoint();
       const snapshot = await dataDirBytes();
       const exports = await Promise.all(
         ['json', 'csv'].map(async (format) => (await app.fetch(`/v1/mortgages/export?format=${format}`, { headers: { authorization: `Bearer ${lender.apiKey}` } })).text()),

@@ -12,7 +12,7 @@ let partnerId: string;
 
 beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
-  partnerId = (await runAdminCommand(app.services, 'bank-partner create', { name: 'Sandbox Bank', connector: 'sandbox' })).partnerId as string;
+  partnerId = (await runAdminCommand(app.ctx, 'bank-partner create', { name: 'Sandbox Bank', connector: 'sandbox' })).partnerId as string;
 });
 afterAll(() => app?.close());
 

@@ -28,8 +28,8 @@ let dispatcher: WebhookDispatcher;
 beforeAll(async () => {
   app = await startTestApp({ env: { DOCUMENT_MAX_BYTES: String(LIMIT), WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
   account = await app.newAccount();
-  const { store, clock, log, config } = app.services;
-  dispatcher = new WebhookDispatcher({ store, clock, log, config: config.webhooks }).start();
+  const { store, clock, log, config } = app.ctx;
+  dispatcher = new WebhookDispatcher(app.ctx).start();
 });
 afterAll(async () => {
   await dispatcher.stop();
@@ -289,7 +289,7 @@ describe('uploadDocument', () => {
   it('files left in the upload area by a process that died mid-upload are removed when the app is built', async () => {
     await mkdir(path.join(incomingDir(), 'req-crashed'), { recursive: true });
     await writeFile(path.join(incomingDir(), 'req-crashed', 'half-an-upload'), randomBytes(1024));
-    bodyParsers(app.services);
+    bodyParsers(app.ctx);
     expect(await filesUnder(incomingDir())).toEqual([]);
   });
 

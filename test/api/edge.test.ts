@@ -125,12 +125,12 @@ describe('request bodies', () => {
   });
 
   it('a JSON body over 1 MiB is 413, and nothing is created', async () => {
-    const before = app.services.store.stats().lsn;
+    const before = app.ctx.store.stats().lsn;
     const body = JSON.stringify({ role: 'member', name: 'x', padding: 'p'.repeat(1024 * 1024) });
     const response = await app.fetch('/v1/api-keys', { method: 'POST', headers: json(), body });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: 'payload_too_large' });
-    expect(app.services.store.stats().lsn).toBe(before);
+    expect(app.ctx.store.stats().lsn).toBe(before);
   });
 
   it('a body just under the limit is read (and refused only for its unknown field)', async () => {
@@ -181,7 +181,7 @@ describe('unexpected failures', () => {
     const broken = await startTestApp();
     try {
       const lender = await broken.newAccount();
-      await broken.services.store.close(); // a real failure mode: the store is gone under a running app
+      await broken.ctx.store.close(); // a real failure mode: the store is gone under a running app
       // Plain fetch: 500 is declared by no operation (the contract check would reject it first).
       const response = await fetch(`${broken.baseUrl}/v1/account`, { headers: { Authorization: `Bearer ${lender.apiKey}` } });
       expect(response.status).toBe(500);

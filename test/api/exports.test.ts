@@ -53,8 +53,8 @@ async function submit(owner: TestAccount, mortgageId: string): Promise<string> {
 
 /** A verification through the real bank endpoint, with a sandbox partner's token for `holder`'s account. */
 async function verifyBank(mortgageId: string, holder: string, accountNumber: string, submitted: string): Promise<void> {
-  const partner = await runAdminCommand(app.services, 'bank-partner create', { name: `Sandbox ${accountNumber}`, connector: 'sandbox' });
-  const minted = await runAdminCommand(app.services, 'bank-partner sandbox-token', {
+  const partner = await runAdminCommand(app.ctx, 'bank-partner create', { name: `Sandbox ${accountNumber}`, connector: 'sandbox' });
+  const minted = await runAdminCommand(app.ctx, 'bank-partner sandbox-token', {
     partner: partner.partnerId as string,
     holder,
     'account-number': accountNumber,

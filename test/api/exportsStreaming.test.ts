@@ -27,7 +27,7 @@ beforeAll(async () => {
   // Made through the applications repository rather than 10,000 HTTP requests; each row carries
   // a long name so the export (about 22 MB of CSV) is far bigger than what the socket buffers of
   // both ends hold (several MB on loopback).
-  await app.services.store.transaction(async (tx) => {
+  await app.ctx.store.transaction(async (tx) => {
     for (let i = 0; i < RECORDS; i++) {
       await insertApplication(tx, {
         mortgageId: newId('mtg'),
@@ -51,7 +51,7 @@ beforeAll(async () => {
       });
     }
   });
-  const store = app.services.store;
+  const store = app.ctx.store;
   const read = store.read.bind(store);
   store.read = (fn) => {
     reads++;

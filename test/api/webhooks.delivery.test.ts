@@ -35,9 +35,9 @@ afterAll(async () => {
 });
 
 function startDispatcher(): WebhookDispatcher {
-  const { store, log, config } = app.services;
+  const { store, log, config } = app.ctx;
   // random() = 0.5 puts the jitter factor at exactly 1, so each delay is the schedule's own.
-  return new WebhookDispatcher({ store, clock, log, config: config.webhooks, random: () => 0.5 }).start();
+  return new WebhookDispatcher(app.ctx, { random: () => 0.5 }).start();
 }
 
 async function receiver(): Promise<Receiver> {
@@ -63,7 +63,7 @@ function payloadOf(event: EventName, tag = 'Jane Doe') {
 }
 
 async function publishEvent(accountId: string, event: EventName, tag?: string) {
-  return app.services.store.transaction((tx) => publish(tx, { accountId, payload: payloadOf(event, tag), occurredAt: clock.now() }));
+  return app.ctx.store.transaction((tx) => publish(tx, { accountId, payload: payloadOf(event, tag), occurredAt: clock.now() }));
 }
 
 async function attemptsOf(owner: TestAccount, webhookId: string) {
@@ -120,7 +120,7 @@ describe('fan-out', () => {
     const r = await receiver();
     await register(owner, r.url(), ['application.approved']);
     await expect(
-      app.services.store.transaction(async (tx) => {
+      app.ctx.store.transaction(async (tx) => {
         await publish(tx, { accountId: owner.accountId, payload: payloadOf('application.approved'), occurredAt: clock.now() });
         throw new Error('the approval failed after publishing');
       }),
@@ -133,7 +133,7 @@ describe('fan-out', () => {
     const owner = await app.newAccount('Bad Payload Lending');
     const bad = { ...payloadOf('application.approved'), status: 'declined' } as unknown as ReturnType<typeof payloadOf>;
     await expect(
-      app.services.store.transaction((tx) => publish(tx, { accountId: owner.accountId, payload: bad as never, occurredAt: clock.now() })),
+      app.ctx.store.transaction((tx) => publish(tx, { accountId: owner.accountId, payload: bad as never, occurredAt: clock.now() })),
     ).rejects.toThrow(/does not match the spec/);
   });
 });
@@ -355,7 +355,7 @@ describe('dispatcher', () => {
     const { eventId } = await publishEvent(owner.accountId, 'application.approved');
     const now = clock.now();
     const leaseMs = 60_000;
-    await app.services.store.transaction(async (tx) => {
+    await app.ctx.store.transaction(async (tx) => {
       const due = await dueDeliveries(tx, now.toISOString(), [], 100);
       const mine = due.find((d) => d.event_id === eventId && d.webhook_id === hook.webhookId)!;
       expect(await leaseDeliveries(tx, mine.webhook_id, [eventId], now.toISOString(), new Date(now.getTime() + leaseMs).toISOString(), 'dead-dispatcher')).toBe(1);

@@ -100,8 +100,8 @@ describe('webhooks:send and webhooks:listen', () => {
 
   it("listen verifies the service's own deliveries", async () => {
     const app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-    const { store, clock, log, config } = app.services;
-    const dispatcher = new WebhookDispatcher({ store, clock, log, config: config.webhooks }).start();
+    const { store, clock, log, config } = app.ctx;
+    const dispatcher = new WebhookDispatcher(app.ctx).start();
     try {
       const account = await app.newAccount();
       // The listener needs the endpoint's secret, and the endpoint the listener's port: register,

@@ -23,8 +23,8 @@ beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50' } });
   account = await app.newAccount();
   other = await app.newAccount('Other Bank');
-  const { store, clock, log, config } = app.services;
-  dispatcher = new WebhookDispatcher({ store, clock, log, config: config.webhooks }).start();
+  const { store, clock, log, config } = app.ctx;
+  dispatcher = new WebhookDispatcher(app.ctx).start();
 });
 afterAll(async () => {
   await dispatcher.stop();
@@ -65,7 +65,7 @@ function uploadedPayload() {
 }
 
 async function publishFor(accountId: string, payload: ReturnType<typeof approvedPayload> | ReturnType<typeof uploadedPayload>) {
-  return app.services.store.transaction((tx) => publish(tx, { accountId, payload, occurredAt: app.services.clock.now() }));
+  return app.ctx.store.transaction((tx) => publish(tx, { accountId, payload, occurredAt: app.ctx.clock.now() }));
 }
 
 /** Verifies with the standardwebhooks package (throws when no signature matches). */
@@ -83,7 +83,7 @@ describe('createWebhook', () => {
     expect(retry.response.status).toBe(409);
     expect(retry.error).toMatchObject({ code: 'idempotency_secret_withheld' });
     expect(retry.error!.detail).toContain(first.data!.webhookId);
-    const stored = await app.services.store.read((db) => db.all('SELECT response_body FROM idempotency_keys'));
+    const stored = await app.ctx.store.read((db) => db.all('SELECT response_body FROM idempotency_keys'));
     expect(JSON.stringify(stored)).not.toContain(first.data!.secret);
   });
 
@@ -241,7 +241,7 @@ describe('deleteWebhook', () => {
   it("answers 404 for another account's endpoint and leaves it, its subscriptions and its deliveries in place", async () => {
     const hook = await register(account, 'https://hooks.harborlending.example/keep', ['application.approved']);
     await publishFor(account.accountId, approvedPayload());
-    const pendingBefore = await app.services.store.read((db) =>
+    const pendingBefore = await app.ctx.store.read((db) =>
       db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?', [hook.webhookId]),
     );
     const { response } = await other.client.DELETE('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } } });
@@ -249,7 +249,7 @@ describe('deleteWebhook', () => {
     const still = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } } });
     expect(still.response.status).toBe(200);
     expect(still.data!.events).toEqual(['application.approved']);
-    const pendingAfter = await app.services.store.read((db) =>
+    const pendingAfter = await app.ctx.store.read((db) =>
       db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?', [hook.webhookId]),
     );
     expect(pendingAfter).toEqual(pendingBefore);

@@ -369,7 +369,7 @@ const operations = specOperations();
 
 describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, op) => {
   const body = requestBody(op);
-  const cases = casesFor(op, () => app.services.config.jsonBodyLimitBytes);
+  const cases = casesFor(op, () => app.ctx.config.jsonBodyLimitBytes);
   let account: TestAccount;
   let base: Base;
   let control: { status: number; text: string } | undefined;
@@ -413,7 +413,7 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     ready();
     const { url, init } = requestOf(op, body, base, c.build(base));
-    const lsnBefore = app.services.store.stats().lsn;
+    const lsnBefore = app.ctx.store.stats().lsn;
     const response = await rawRequest(url, init);
     const text = response.text;
     const where = `${label(op)} — ${c.name}`;
@@ -432,6 +432,6 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
         `${where}: ${op.operationId} answers ${c.status} but does not declare it; add '${c.status}': { $ref: ../components/responses/${SHARED_RESPONSE[c.status] ?? '…'} }`,
       ).toBeDefined();
     }
-    expect(app.services.store.stats().lsn, `${where}: the refused request wrote to the store`).toBe(lsnBefore);
+    expect(app.ctx.store.stats().lsn, `${where}: the refused request wrote to the store`).toBe(lsnBefore);
   });
 });

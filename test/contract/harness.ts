@@ -260,7 +260,7 @@ export async function credentialFor(app: TestApp, owner: TestAccount, scheme: st
 
 /** Waits until no write is queued or running in the app's store, and the LSN holds still. */
 export async function settledLsn(app: TestApp): Promise<number> {
-  const store = app.services.store;
+  const store = app.ctx.store;
   let last = -1;
   let stableFor = 0;
   const deadline = Date.now() + 5_000;

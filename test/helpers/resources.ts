@@ -79,8 +79,8 @@ export const credentialFactories: Record<string, CredentialFactory> = {
   },
   async bankToken(app) {
     // A sandbox partner registered by the operator, and a token it minted for an account at it.
-    const partner = await runAdminCommand(app.services, 'bank-partner create', { name: 'Matrix Sandbox Bank', connector: 'sandbox' });
-    const minted = await runAdminCommand(app.services, 'bank-partner sandbox-token', {
+    const partner = await runAdminCommand(app.ctx, 'bank-partner create', { name: 'Matrix Sandbox Bank', connector: 'sandbox' });
+    const minted = await runAdminCommand(app.ctx, 'bank-partner sandbox-token', {
       partner: partner.partnerId as string,
       holder: 'Matrix Applicant',
       'account-number': '000123456789',

@@ -11,12 +11,14 @@ import path from 'node:path';
 import type { OpenAPIBackend } from 'openapi-backend';
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/api.d.ts';
-import { buildApp, type AppOptions } from '../../src/app.ts';
+import { buildApp } from '../../src/app.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
-import type { AppServices } from '../../src/services/appServices.ts';
+import type { AppContext } from '../../src/context.ts';
+import { createContext } from '../../src/createContext.ts';
+import type { Resolver } from '../../src/events/httpClient.ts';
 import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
 import { contractFetch } from './contractFetch.ts';
 
@@ -35,7 +37,8 @@ export interface TestAccount {
 export interface TestApp {
   baseUrl: string;
   dataDir: string;
-  services: AppServices & { store: SqlJsStore };
+  /** The app's dependency context (its store is the sql.js engine, for tests that look inside). */
+  ctx: AppContext & { store: SqlJsStore };
   /** The openapi-backend instance that routes /v1 in this app. */
   api: OpenAPIBackend;
   /** A client with no credentials. */
@@ -52,7 +55,8 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: Clock;
-  app?: AppOptions;
+  /** DNS for the outbound address guard (default the system's). */
+  resolve?: Resolver;
   /** Where the app's pino log lines go (default stdout), e.g. to scan them; set LOG_LEVEL in `env` too. */
   logDestination?: { write(line: string): void };
 }
@@ -70,8 +74,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
   const store = await openSqlJsStore({ dataDir });
   const clock = options.clock ?? systemClock;
-  const services = { config, store, clock, log: createLogger(config.logLevel, options.logDestination) };
-  const { app, api } = await buildApp(services, options.app);
+  const log = createLogger(config.logLevel, options.logDestination);
+  const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };
+  const { app, api } = await buildApp(ctx);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -81,13 +86,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     baseUrl,
     dataDir,
-    services,
+    ctx,
     api,
     anonymous: apiClient(baseUrl),
     clientFor,
     async newAccount(name = 'Harbor Lending') {
-      const { account, firstKey } = await createAccount(store, clock, { name, email: 'ops@harborlending.test' });
-      const member = await createApiKey(store, clock, account.accountId, { role: 'member', name: 'Member key' });
+      const { account, firstKey } = await createAccount(ctx, { name, email: 'ops@harborlending.test' });
+      const member = await createApiKey(ctx, account.accountId, { role: 'member', name: 'Member key' });
       return {
         accountId: account.accountId,
         apiKey: firstKey.apiKey,
@@ -97,8 +102,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       };
     },
     async revokedKey(accountId) {
-      const key = await createApiKey(store, clock, accountId, { role: 'admin', name: 'Soon revoked' });
-      await revokeApiKey(store, clock, accountId, key.record.keyId);
+      const key = await createApiKey(ctx, accountId, { role: 'admin', name: 'Soon revoked' });
+      await revokeApiKey(ctx, accountId, key.record.keyId);
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),

@@ -15,8 +15,12 @@
  * | submitted | withdraw | withdrawn | any key                  |
  * | referred  | withdraw | withdrawn | any key                  |
  */
-export const APPLICATION_STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const;
-export type ApplicationStatus = (typeof APPLICATION_STATUSES)[number];
+import type { components } from '../../../generated/api.d.ts';
+
+export type ApplicationStatus = components['schemas']['ApplicationStatus'];
+
+/** Every status, for walking the table (test/unit/applications/specEnums.test.ts ties it to the spec's enum both ways). */
+export const APPLICATION_STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const satisfies readonly ApplicationStatus[];
 
 export const APPLICATION_ACTIONS = ['submit', 'decide', 'approve', 'decline', 'withdraw'] as const;
 export type ApplicationAction = (typeof APPLICATION_ACTIONS)[number];

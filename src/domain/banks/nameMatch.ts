@@ -36,11 +36,12 @@
  * middle initial.
  */
 import { distance } from 'fastest-levenshtein';
+import type { components } from '../../../generated/api.d.ts';
 
 export const NAME_MATCH_THRESHOLD = 0.85;
 export const NAME_PARTIAL_THRESHOLD = 0.6;
 
-export type NameMatchOutcome = 'match' | 'partial' | 'mismatch';
+export type NameMatchOutcome = components['schemas']['NameMatch']['outcome'];
 
 export interface NameMatch {
   /** In [0, 1], three decimals. */

@@ -1,9 +1,10 @@
 /**
  * The verdict of one bank verification and the limit on failed attempts. Pure.
  */
+import type { components } from '../../../generated/api.d.ts';
 import type { NameMatch } from './nameMatch.ts';
 
-export type FailedCheck = 'account_number' | 'holder_name';
+export type FailedCheck = components['schemas']['BankVerificationFailedCheck'];
 
 export interface Verdict {
   verified: boolean;

@@ -10,7 +10,9 @@
 import type { components } from '../../../generated/api.d.ts';
 
 export type ExportFieldName = components['schemas']['ExportFieldName'];
-export type ApplicationStatus = components['schemas']['ApplicationStatus'];
+import type { ApplicationStatus } from '../applications/stateMachine.ts';
+
+export type { ApplicationStatus };
 
 /** One application as the store reads it for an export: amounts still in integer cents. */
 export interface ExportSource {

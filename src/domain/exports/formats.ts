@@ -12,6 +12,13 @@ import { mismoDeal, mismoEpilogue, mismoPrologue } from './mismo.ts';
 export const BUILT_IN_FORMATS = ['json', 'ndjson', 'csv'] as const;
 export type BuiltInFormat = (typeof BUILT_IN_FORMATS)[number];
 
+/** The form of a custom format's name (the spec's ExportFormatName). */
+const FORMAT_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+export function isExportFormatName(name: string): boolean {
+  return FORMAT_NAME.test(name);
+}
+
 export function isBuiltInFormat(name: string): name is BuiltInFormat {
   return (BUILT_IN_FORMATS as readonly string[]).includes(name);
 }

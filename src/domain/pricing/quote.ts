@@ -3,19 +3,14 @@
  * the payment and schedule totals, the fees, the amount financed and the APR. Pure: the caller
  * supplies the sheet; refusals come back as values for the service to turn into 400/422 problems.
  */
+import type { components } from '../../../generated/api.d.ts';
 import { amortizationSummary, monthlyPayment } from './amortization.ts';
 import { solveApr, type PaymentRun } from './apr.ts';
 import { Dec, HUNDRED, ZERO, toPercentPlaces, type Decimal } from './decimal.ts';
 import { ORIGINATION_FEE_NAME, hasAtMostDecimals, originationFee, type RateSheet } from './rateSheet.ts';
 
-export interface LoanRequest {
-  /** Major units, at most two decimals. */
-  amount: number;
-  /** Whole years. */
-  term: number;
-  propertyValue?: number | null;
-  creditScore?: number | null;
-}
+/** What a loan is priced from: amount (major units, at most two decimals), term (whole years), and the optional facts. */
+export type LoanRequest = components['schemas']['QuoteRequest'];
 
 export interface PricedFee {
   name: string;

@@ -7,6 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/clock.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { createContext } from '../../../src/createContext.ts';
+import { createLogger } from '../../../src/log.ts';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyKeys, requestFingerprint, type CapturedResponse } from '../../../src/http/idempotency.ts';
 import { ApiProblem, problems } from '../../../src/http/problem.ts';
 import { createAccount } from '../../../src/services/accounts.ts';
@@ -22,8 +25,8 @@ let accountB: string;
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'idempotency-test-'));
   store = await openSqlJsStore({ dataDir: path.join(root, 'data') });
-  accountA = (await createAccount(store, clock, { name: 'A', email: 'a@a.test' })).account.accountId;
-  accountB = (await createAccount(store, clock, { name: 'B', email: 'b@b.test' })).account.accountId;
+  accountA = (await createAccount(createContext({ config: loadConfig({ LOG_LEVEL: 'silent' }), store, clock, log: createLogger('silent') }), { name: 'A', email: 'a@a.test' })).account.accountId;
+  accountB = (await createAccount(createContext({ config: loadConfig({ LOG_LEVEL: 'silent' }), store, clock, log: createLogger('silent') }), { name: 'B', email: 'b@b.test' })).account.accountId;
 });
 afterAll(async () => {
   await store?.close();

@@ -5,9 +5,8 @@
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { operations } from '../../generated/api.d.ts';
-import type { AppServices } from '../services/appServices.ts';
-import type { Logger } from '../log.ts';
-import type { ApiKeyRole } from '../store/apiKeys.ts';
+import type { AppContext } from '../context.ts';
+import type { ApiKeyPrincipal } from './principals.ts';
 
 export type OperationId = keyof operations;
 type Op<K extends OperationId> = operations[K];
@@ -51,17 +50,12 @@ export interface RawResult {
   headers?: Record<string, string>;
 }
 
-export interface ApiKeyPrincipal {
-  kind: 'apiKey';
-  accountId: string;
-  keyId: string;
-  role: ApiKeyRole;
-}
-
-export interface RequestContext {
+/**
+ * What a handler is given besides its input: the app's context (with this request's logger), so it
+ * passes itself to use cases as their context, plus who is calling.
+ */
+export interface RequestContext extends AppContext {
   requestId: string;
-  services: AppServices;
-  log: Logger;
   /** The authenticated API key. Present on every operation secured by `apiKey`. */
   principal: ApiKeyPrincipal;
   /** What each security handler returned, by scheme name (e.g. `bankToken`). */

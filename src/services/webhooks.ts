@@ -1,33 +1,71 @@
 /**
  * Webhook endpoint use cases, shared by the HTTP handlers (and any later CLI or dashboard):
- * registration with the URL check, changes, secret rotation, test events and retries.
+ * registration with the URL check, changes, secret rotation, test events, retries and the
+ * delivery log; and the one mapping of endpoint and attempt records to the API's shapes.
  */
-import type { Clock } from '../clock.ts';
-import type { WebhookConfig } from '../config.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
 import { fail } from '../errors.ts';
-import { newId } from '../ids.ts';
 import { findDelivery, scheduleRetry, type DeliveryStateRecord } from '../store/outbox.ts';
-import type { Store } from '../store/store.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
 import {
   deleteEndpoint,
   findEndpoint,
   findEventType,
   insertEndpoint,
+  listAttempts,
+  listEndpoints,
   replaceSubscriptions,
   rotateSecret,
   updateEndpoint,
+  type DeliveryAttemptRecord,
   type WebhookEndpointRecord,
 } from '../store/webhooks.ts';
-import { eventKind, eventTypes, isEventType, type WebhookEventPayload, type WebhookEventType } from './catalog.ts';
-import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from './httpClient.ts';
-import { nudgeDispatchers, publishEvent } from './outbox.ts';
-import { ROTATION_OVERLAP_MS, newWebhookSecret } from './signing.ts';
+import { eventKind, eventTypes, isEventType, type WebhookEventPayload, type WebhookEventType } from '../events/catalog.ts';
+import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from '../events/httpClient.ts';
+import { nudgeDispatchers, publishEvent } from '../events/outbox.ts';
+import { ROTATION_OVERLAP_MS, newWebhookSecret, secretHint } from '../events/signing.ts';
+import { newId } from '../ids.ts';
 
-export interface WebhookServices {
-  store: Store;
-  clock: Clock;
-  config: { webhooks: WebhookConfig };
+export type Webhook = components['schemas']['Webhook'];
+export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
+export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+
+/** The public view of an endpoint at `now`: a previous secret whose overlap has ended is no longer shown. */
+export function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
+  const overlapEnds = e.previousSecretExpiresAt && Date.parse(e.previousSecretExpiresAt) > now.getTime() ? e.previousSecretExpiresAt : null;
+  return {
+    webhookId: e.webhookId,
+    url: e.url,
+    description: e.description,
+    events: e.events as WebhookEventType[],
+    enabled: e.enabled,
+    disabledReason: e.disabledReason,
+    disabledAt: e.disabledAt,
+    secretHint: secretHint(e.secretTail),
+    previousSecretExpiresAt: overlapEnds,
+    failingSince: e.failingSince,
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
+}
+
+function toAttempt(a: DeliveryAttemptRecord): WebhookDeliveryAttempt {
+  return {
+    attemptId: a.attemptId,
+    eventId: a.eventId,
+    event: a.eventType as WebhookEventType,
+    test: a.isTest,
+    attempt: a.attempt,
+    attemptedAt: a.attemptedAt,
+    outcome: a.outcome,
+    statusCode: a.statusCode,
+    error: a.error,
+    durationMs: a.durationMs,
+    nextAttemptAt: a.nextAttemptAt,
+  };
 }
 
 /**
@@ -65,44 +103,57 @@ function checkEvents(events: readonly string[], pointer: (index: number) => stri
   return events as WebhookEventType[];
 }
 
-async function requireEndpoint(store: Store, accountId: string, webhookId: string): Promise<WebhookEndpointRecord> {
-  const endpoint = await store.read((db) => findEndpoint(db, accountId, webhookId));
+async function requireEndpoint(ctx: AppContext, accountId: string, webhookId: string): Promise<WebhookEndpointRecord> {
+  const endpoint = await ctx.store.read((db) => findEndpoint(db, accountId, webhookId));
   if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   return endpoint;
 }
 
-export async function getWebhook(s: WebhookServices, accountId: string, webhookId: string): Promise<WebhookEndpointRecord> {
-  return requireEndpoint(s.store, accountId, webhookId);
+export async function getWebhook(ctx: AppContext, accountId: string, webhookId: string): Promise<Webhook> {
+  return toWebhook(await requireEndpoint(ctx, accountId, webhookId), ctx.clock.now());
+}
+
+export async function listWebhooks(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<Webhook>> {
+  const found = await ctx.store.read((db) => listEndpoints(db, accountId, page));
+  const now = ctx.clock.now();
+  return { ...found, items: found.items.map((e) => toWebhook(e, now)) };
+}
+
+/** The delivery log of one endpoint of the account, newest first; another account's endpoint is 404. */
+export async function listWebhookDeliveries(ctx: AppContext, accountId: string, webhookId: string, page: PageRequest): Promise<Page<WebhookDeliveryAttempt>> {
+  await requireEndpoint(ctx, accountId, webhookId);
+  const found = await ctx.store.read((db) => listAttempts(db, webhookId, page));
+  return { ...found, items: found.items.map(toAttempt) };
 }
 
 export async function createWebhook(
-  s: WebhookServices,
+  ctx: AppContext,
   accountId: string,
   input: { url: string; events: readonly string[]; description?: string | undefined },
-): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+): Promise<{ webhook: Webhook; secret: string }> {
   const events = checkEvents(input.events, (i) => `/events/${i}`);
-  const url = await checkEndpointUrl(input.url, s.config.webhooks.allowedHosts);
+  const url = await checkEndpointUrl(input.url, ctx.config.webhooks.allowedHosts, ctx.resolve);
   const webhookId = newId('whk');
   const secret = newWebhookSecret();
-  const createdAt = s.clock.now().toISOString();
-  const endpoint = await s.store.transaction(async (tx) => {
+  const createdAt = ctx.clock.now().toISOString();
+  const endpoint = await ctx.store.transaction(async (tx) => {
     await insertEndpoint(tx, { webhookId, accountId, url, description: input.description ?? '', events, secret, createdAt });
     return (await findEndpoint(tx, accountId, webhookId))!;
   });
-  return { endpoint, secret };
+  return { webhook: toWebhook(endpoint, ctx.clock.now()), secret };
 }
 
 export async function updateWebhook(
-  s: WebhookServices,
+  ctx: AppContext,
   accountId: string,
   webhookId: string,
   changes: { url?: string | undefined; events?: readonly string[] | undefined; description?: string | undefined; enabled?: boolean | undefined },
-): Promise<WebhookEndpointRecord> {
-  await requireEndpoint(s.store, accountId, webhookId);
+): Promise<Webhook> {
+  await requireEndpoint(ctx, accountId, webhookId);
   const events = changes.events === undefined ? undefined : checkEvents(changes.events, (i) => `/events/${i}`);
-  const url = changes.url === undefined ? undefined : await checkEndpointUrl(changes.url, s.config.webhooks.allowedHosts);
-  const now = s.clock.now().toISOString();
-  const updated = await s.store.transaction(async (tx) => {
+  const url = changes.url === undefined ? undefined : await checkEndpointUrl(changes.url, ctx.config.webhooks.allowedHosts, ctx.resolve);
+  const now = ctx.clock.now().toISOString();
+  const updated = await ctx.store.transaction(async (tx) => {
     if (!(await findEndpoint(tx, accountId, webhookId))) return undefined; // deleted meanwhile
     await updateEndpoint(
       tx,
@@ -119,28 +170,28 @@ export async function updateWebhook(
   });
   if (!updated) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   if (changes.enabled === true) nudgeDispatchers();
-  return updated;
+  return toWebhook(updated, ctx.clock.now());
 }
 
-export async function removeWebhook(s: WebhookServices, accountId: string, webhookId: string): Promise<void> {
-  const deleted = await s.store.transaction((tx) => deleteEndpoint(tx, accountId, webhookId));
+export async function removeWebhook(ctx: AppContext, accountId: string, webhookId: string): Promise<void> {
+  const deleted = await ctx.store.transaction((tx) => deleteEndpoint(tx, accountId, webhookId));
   if (!deleted) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
 }
 
 export async function rotateWebhookSecret(
-  s: WebhookServices,
+  ctx: AppContext,
   accountId: string,
   webhookId: string,
-): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+): Promise<{ webhook: Webhook; secret: string }> {
   const secret = newWebhookSecret();
-  const now = s.clock.now();
-  const endpoint = await s.store.transaction(async (tx) => {
+  const now = ctx.clock.now();
+  const endpoint = await ctx.store.transaction(async (tx) => {
     if (!(await findEndpoint(tx, accountId, webhookId))) return undefined;
     await rotateSecret(tx, webhookId, secret, new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString(), now.toISOString());
     return findEndpoint(tx, accountId, webhookId);
   });
   if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
-  return { endpoint, secret };
+  return { webhook: toWebhook(endpoint, now), secret };
 }
 
 function disabledProblem(endpoint: WebhookEndpointRecord) {
@@ -153,39 +204,40 @@ function disabledProblem(endpoint: WebhookEndpointRecord) {
 
 /** Queues the spec's example of `eventType` for this endpoint only, marked as a test. */
 export async function sendTestEvent(
-  s: WebhookServices,
+  ctx: AppContext,
   accountId: string,
   webhookId: string,
   eventType: string,
-): Promise<{ eventId: string; event: WebhookEventType; payload: WebhookEventPayload }> {
+): Promise<WebhookTestEvent> {
   const [type] = checkEvents([eventType], () => '/event');
   const payload = eventKind(type!).example;
-  const result = await s.store.transaction(async (tx) => {
+  const result = await ctx.store.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, accountId, webhookId);
     if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
-    return publishEvent(tx, { accountId, payload, occurredAt: s.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
+    return publishEvent(tx, { accountId, payload, occurredAt: ctx.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
   });
-  return { eventId: result.eventId, event: type!, payload };
+  return { eventId: result.eventId, event: type!, webhookId, test: true, payload };
 }
 
 /** Makes the event's delivery to the endpoint due now. */
 export async function retryDelivery(
-  s: WebhookServices,
+  ctx: AppContext,
   accountId: string,
   webhookId: string,
   eventId: string,
-): Promise<DeliveryStateRecord & { eventType: WebhookEventType }> {
-  const now = s.clock.now().toISOString();
-  const result = await s.store.transaction(async (tx) => {
+): Promise<WebhookDelivery> {
+  const now = ctx.clock.now().toISOString();
+  const result = await ctx.store.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, accountId, webhookId);
     const delivery = endpoint && (await findDelivery(tx, accountId, webhookId, eventId, now));
     if (!endpoint || !delivery) throw fail.notFound(`Event ${eventId} was never delivered to webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
     if (delivery.inFlight) throw fail.conflict('delivery_in_flight', 'An attempt to deliver this event is under way; retry when it has finished');
     await scheduleRetry(tx, accountId, webhookId, eventId, now);
-    const eventType = (await findEventType(tx, accountId, eventId)) as WebhookEventType;
-    return { ...(await findDelivery(tx, accountId, webhookId, eventId, now))!, eventType };
+    const event = (await findEventType(tx, accountId, eventId)) as WebhookEventType;
+    const queued = (await findDelivery(tx, accountId, webhookId, eventId, now))!;
+    return { webhookId, eventId, event, state: queued.state, attempts: queued.attempts, nextAttemptAt: queued.nextAttemptAt };
   });
   nudgeDispatchers();
   return result;

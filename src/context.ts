@@ -1,0 +1,33 @@
+/**
+ * The one dependency context: everything a use case, a handler, background work or the admin
+ * command line needs from outside itself, in one shape. Built once (src/createContext.ts) in
+ * main.ts, the CLI or a test, and passed down; a request sees the same context with its own logger.
+ */
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { ApiKeyPrincipal, BankTokenPrincipal } from './contract/principals.ts';
+import type { Logger } from './log.ts';
+import type { Resolver } from './events/httpClient.ts';
+import type { Store } from './store/store.ts';
+
+/**
+ * The credential checks the HTTP edge runs, given to it as functions so that the edge imports no
+ * use case. Each throws an AppError of kind `unauthenticated` (or `upstream_failed` when a bank
+ * partner cannot say).
+ */
+export interface Authenticators {
+  /** The bearer token of `Authorization`, checked as an API key. */
+  apiKey(token: string): Promise<ApiKeyPrincipal>;
+  /** The bearer token (null when none was sent) checked as a bank partner's token. */
+  bankToken(token: string | null): Promise<BankTokenPrincipal>;
+}
+
+export interface AppContext {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** DNS for the outbound address guard (webhooks, bank partners); tests map names to loopback. */
+  readonly resolve: Resolver;
+  readonly authenticate: Authenticators;
+}

@@ -1,0 +1,28 @@
+/**
+ * Builds the one dependency context from its parts: main.ts, the admin command line and tests all
+ * make theirs here, so every one has the same shape and the same use cases behind the edge's checks.
+ */
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { AppContext, Authenticators } from './context.ts';
+import { systemResolver, type Resolver } from './events/httpClient.ts';
+import type { Logger } from './log.ts';
+import { apiKeyAuthenticator } from './services/authentication.ts';
+import { authenticateBankToken } from './services/bankVerification.ts';
+import type { Store } from './store/store.ts';
+
+export interface ContextParts {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  resolve?: Resolver;
+}
+
+export function createContext(parts: ContextParts): AppContext {
+  const authenticate = {} as Authenticators;
+  const ctx: AppContext = { ...parts, resolve: parts.resolve ?? systemResolver, authenticate };
+  authenticate.apiKey = apiKeyAuthenticator(ctx);
+  authenticate.bankToken = (token) => authenticateBankToken(ctx, token);
+  return ctx;
+}
