@@ -25,6 +25,8 @@ import {
 } from '../domain/webhooks/retrySchedule.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
+import { GuardedClient, type PostOutcome } from '../net/guardedClient.ts';
+import type { Resolver } from '../net/resolve.ts';
 import {
   dueDeliveries,
   leaseDeliveries,
@@ -36,9 +38,10 @@ import {
 } from '../store/outbox.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
-import { SafeHttpClient, type DeliveryResponse, type Resolver } from './httpClient.ts';
 import { onPublish } from './outbox.ts';
 import { signDelivery, signingSecrets } from './signing.ts';
+
+const USER_AGENT = 'mortgage-origination-webhooks/1.0';
 
 export interface DispatcherOptions {
   store: Store;
@@ -69,7 +72,7 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly leaseMs: number;
   private readonly stopGraceMs: number;
-  private readonly client: SafeHttpClient;
+  private readonly client: GuardedClient;
   private readonly perEndpoint = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
@@ -93,10 +96,11 @@ export class WebhookDispatcher {
     this.random = options.random ?? Math.random;
     this.leaseMs = options.leaseMs ?? options.config.timeoutMs + 5_000;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
-    this.client = new SafeHttpClient({
+    this.client = new GuardedClient({
       allowedHosts: options.config.allowedHosts,
       timeoutMs: options.config.timeoutMs,
       connectionsPerOrigin: options.config.endpointConcurrency,
+      userAgent: USER_AGENT,
       ...(options.resolve ? { resolve: options.resolve } : {}),
     });
   }
@@ -240,7 +244,7 @@ export class WebhookDispatcher {
    * Queues the attempt's outcome; attempts that finish together are recorded in one short
    * transaction (one journal record and fsync for all of them). Resolves once it is recorded.
    */
-  private record(d: ClaimedDelivery, attemptedAt: Date, response: DeliveryResponse): Promise<void> {
+  private record(d: ClaimedDelivery, attemptedAt: Date, response: PostOutcome): Promise<void> {
     const attempt = d.attempts + 1;
     const verdict = attemptVerdict(response.statusCode);
     const finishedAt = this.clock.now();

@@ -20,7 +20,7 @@ import {
   type WebhookEndpointRecord,
 } from '../store/webhooks.ts';
 import { eventKind, eventTypes, isEventType, type WebhookEventPayload, type WebhookEventType } from './catalog.ts';
-import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from './httpClient.ts';
+import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from '../net/resolve.ts';
 import { nudgeDispatchers, publishEvent } from './outbox.ts';
 import { ROTATION_OVERLAP_MS, newWebhookSecret } from './signing.ts';
 
