@@ -24,23 +24,19 @@
  * BANK_PARTNER_ALLOWED_HOSTS. Redirects are not followed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { Clock } from '../clock.ts';
 import type { BankConfig } from '../config.ts';
+import { createAjv } from '../contract/spec.ts';
 import { ACCOUNT_NUMBER_PATTERN } from '../domain/banks/accountNumber.ts';
 import { partnerBaseUrlDecision } from '../domain/banks/partnerUrl.ts';
 import type { Logger } from '../log.ts';
 import { GuardedClient, isTimeout, refusal } from '../net/guardedClient.ts';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected, type BankConnector, type BankGrant, type PartnerAccount } from './connector.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
 export const MAX_PARTNER_RESPONSE_BYTES = 64 * 1024;
 const ACCOUNT_REF = { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' } as const;
 
-const ajv = new Ajv2020({ strict: true, allErrors: false });
-addFormats(ajv);
+const ajv = createAjv({ strict: true, allErrors: false });
 
 interface Introspection {
   active: boolean;
