@@ -21,13 +21,11 @@ interface SpecMediaType {
 }
 
 interface SpecWebhook {
-  post: { summary?: string; requestBody: { content: { 'application/json': SpecMediaType } } };
+  post: { requestBody: { content: { 'application/json': SpecMediaType } } };
 }
 
 export interface EventKind {
   type: WebhookEventType;
-  summary: string;
-  schema: Record<string, unknown>;
   /** The first named example of the spec: what a test event and `webhooks:send` deliver. */
   example: WebhookEventPayload;
   validate: ValidateFunction;
@@ -43,8 +41,6 @@ function loadCatalog(): Map<string, EventKind> {
     if (!first) throw new Error(`webhook ${type} of the spec has no named example`);
     kinds.set(type, {
       type: type as WebhookEventType,
-      summary: hook.post.summary ?? type,
-      schema: media.schema,
       example: first.value as WebhookEventPayload,
       validate: ajv.compile(media.schema),
     });

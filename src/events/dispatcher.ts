@@ -58,12 +58,6 @@ export interface DispatcherOptions {
   stopGraceMs?: number;
 }
 
-export interface DispatcherStats {
-  inFlight: number;
-  attempts: number;
-  delivered: number;
-}
-
 export class WebhookDispatcher {
   private readonly store: Store;
   private readonly clock: Clock;
@@ -84,7 +78,6 @@ export class WebhookDispatcher {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  private readonly counters = { attempts: 0, delivered: 0 };
   private readonly unrecorded: Outcome[] = [];
   private flushing = false;
 
@@ -124,10 +117,6 @@ export class WebhookDispatcher {
     }
     this.pumping = true;
     this.pumped = this.pump();
-  }
-
-  stats(): DispatcherStats {
-    return { inFlight: this.inFlight, ...this.counters };
   }
 
   /** Stops claiming, lets sends in flight finish (up to the grace period), and closes connections. */
@@ -308,8 +297,6 @@ export class WebhookDispatcher {
 
   private report(o: Outcome, disabled: 'gone' | 'failing' | null): void {
     const { delivery: d, attempt: a } = o;
-    this.counters.attempts++;
-    if (o.verdict === 'delivered') this.counters.delivered++;
     const fields = { webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, attempt: a.attempt, statusCode: a.statusCode, error: a.error };
     if (disabled === 'gone') this.log.warn(fields, 'webhook endpoint answered 410 Gone and was disabled');
     else if (disabled === 'failing') this.log.warn({ ...fields, failingSince: d.failingSince }, 'webhook endpoint failed for 5 days and was disabled');

@@ -34,7 +34,7 @@ export class AddressNotAllowedError extends Error {
   }
 }
 
-export function notFound(hostname: string): NodeJS.ErrnoException {
+function notFound(hostname: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
 }
 
