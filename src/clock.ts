@@ -4,8 +4,3 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
-
-/** ISO 8601 UTC with milliseconds, the one timestamp format of the API. */
-export function isoTimestamp(date: Date): string {
-  return date.toISOString();
-}

@@ -7,7 +7,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { ApiKeyPrincipal, BankTokenPrincipal } from './contract/principals.ts';
 import type { Logger } from './log.ts';
-import type { Resolver } from './events/httpClient.ts';
+import type { Resolver } from './net/resolve.ts';
 import type { Store } from './store/store.ts';
 
 /**

@@ -5,7 +5,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AppContext, Authenticators } from './context.ts';
-import { systemResolver, type Resolver } from './events/httpClient.ts';
+import { systemResolver, type Resolver } from './net/resolve.ts';
 import type { Logger } from './log.ts';
 import { apiKeyAuthenticator } from './services/authentication.ts';
 import { authenticateBankToken } from './services/bankVerification.ts';

@@ -18,31 +18,25 @@
  * not answer in time rarely answers the next try sooner.
  *
  * Connections go only where the address policy allows (the webhooks' rules,
- * src/domain/webhooks/addressPolicy.ts and src/events/httpClient.ts): the base URL is checked
- * before each call, and its host is resolved at connect time, every address public, unless the
- * host is in BANK_PARTNER_ALLOWED_HOSTS. Redirects are not followed.
+ * src/domain/webhooks/addressPolicy.ts, enforced by the one outbound client, src/net/): the base
+ * URL is checked before each call, and its host is checked at connect time (an IP literal before
+ * connecting, a name resolved with every address public) unless the host is in
+ * BANK_PARTNER_ALLOWED_HOSTS. Redirects are not followed.
  */
-import type { LookupAddress, LookupOptions } from 'node:dns';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import { Agent, request } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { BankConfig } from '../config.ts';
+import { createAjv } from '../contract/spec.ts';
 import { ACCOUNT_NUMBER_PATTERN } from '../domain/banks/accountNumber.ts';
 import { partnerBaseUrlDecision } from '../domain/banks/partnerUrl.ts';
-import { normaliseHost } from '../domain/webhooks/addressPolicy.ts';
-import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from '../events/httpClient.ts';
 import type { Logger } from '../log.ts';
+import { GuardedClient, isTimeout, refusal } from '../net/guardedClient.ts';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected, type BankConnector, type BankGrant, type PartnerAccount } from './connector.ts';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export const MAX_PARTNER_RESPONSE_BYTES = 64 * 1024;
 const ACCOUNT_REF = { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' } as const;
 
-const ajv = new Ajv2020({ strict: true, allErrors: false });
-addFormats(ajv);
+const ajv = createAjv({ strict: true, allErrors: false });
 
 interface Introspection {
   active: boolean;
@@ -87,55 +81,27 @@ export interface HttpPartner {
 
 type PartnerConfig = Pick<BankConfig, 'partnerAllowedHosts' | 'partnerTimeoutMs' | 'partnerMaxAttempts' | 'partnerRetryBaseMs'>;
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/**
- * The `lookup` of the partner connections: a host that is not allow-listed resolves only when
- * every address is public (the webhooks' `resolvePublic`), so the address connected to is the one
- * checked, and a DNS answer that changed since the partner was registered is caught.
- */
-export function guardedLookup(allowedHosts: readonly string[], resolve: Resolver = systemResolver) {
-  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    const host = normaliseHost(hostname);
-    const found = allowedHosts.includes(host) ? resolve(host) : resolvePublic(host, resolve);
-    found.then(
-      (addresses) => {
-        const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
-        if (wanted.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), '');
-        if (options.all) callback(null, wanted);
-        else callback(null, wanted[0]!.address, wanted[0]!.family);
-      },
-      (err: NodeJS.ErrnoException) => callback(err, ''),
-    );
-  };
-}
-
-const agents = new Map<string, Agent>();
-function agentFor(config: PartnerConfig): Agent {
+const clients = new Map<string, GuardedClient>();
+/** One client (and its connections) per partner configuration, shared by every partner call. */
+function clientFor(config: PartnerConfig): GuardedClient {
   const key = `${config.partnerAllowedHosts.join(',')}|${config.partnerTimeoutMs}`;
-  let agent = agents.get(key);
-  if (!agent) {
-    agent = new Agent({
-      connect: { lookup: guardedLookup(config.partnerAllowedHosts), timeout: config.partnerTimeoutMs },
-      headersTimeout: config.partnerTimeoutMs,
-      bodyTimeout: config.partnerTimeoutMs,
-      keepAliveTimeout: 10_000,
+  let client = clients.get(key);
+  if (!client) {
+    client = new GuardedClient({
+      allowedHosts: config.partnerAllowedHosts,
+      timeoutMs: config.partnerTimeoutMs,
+      keepAliveTimeoutMs: 10_000,
+      maxResponseBytes: MAX_PARTNER_RESPONSE_BYTES,
+      userAgent: 'mortgage-origination-bank-verification/1',
     });
-    agents.set(key, agent);
+    clients.set(key, client);
   }
-  return agent;
+  return client;
 }
 
 interface PartnerAnswer {
   status: number;
   body: unknown;
-}
-
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-function isTimeout(err: unknown): boolean {
-  const e = err as { code?: string; name?: string };
-  return TIMEOUT_CODES.has(e.code ?? '') || e.name === 'TimeoutError';
 }
 
 export class HttpConnector implements BankConnector {
@@ -196,8 +162,8 @@ export class HttpConnector implements BankConnector {
         if (err instanceof BankPartnerBadResponse) throw err;
         const code = (err as { code?: string }).code ?? (err as Error).name;
         this.#log.warn({ call: name, attempt, code, ms: Math.round(performance.now() - started) }, 'bank partner call failed');
-        const refused = err instanceof AddressNotAllowedError ? err : (err as { cause?: unknown }).cause;
-        if (refused instanceof AddressNotAllowedError) throw new BankPartnerUnavailable(`the partner's ${refused.message}`);
+        const refused = refusal(err);
+        if (refused) throw new BankPartnerUnavailable(`the partner's ${refused.message}`);
         if (isTimeout(err)) throw new BankPartnerUnavailable(`the partner did not answer within ${this.#config.partnerTimeoutMs} ms`);
         lastProblem = `could not be reached (${code})`;
       }
@@ -206,43 +172,18 @@ export class HttpConnector implements BankConnector {
   }
 
   async #once(method: 'GET' | 'POST', url: URL, json: unknown): Promise<PartnerAnswer> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'mortgage-origination-bank-verification/1' };
+    const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#partner.credential) headers.authorization = `Bearer ${this.#partner.credential}`;
     if (json !== undefined) headers['content-type'] = 'application/json';
-    const response = await request(url, {
-      method,
-      headers,
-      body: json === undefined ? null : JSON.stringify(json),
-      dispatcher: agentFor(this.#config),
-      signal: AbortSignal.timeout(this.#config.partnerTimeoutMs),
-      headersTimeout: this.#config.partnerTimeoutMs,
-      bodyTimeout: this.#config.partnerTimeoutMs,
-    });
+    const response = await clientFor(this.#config).request(url, { method, headers, body: json === undefined ? null : JSON.stringify(json) });
     const status = response.statusCode;
-    if (status >= 500 || status === 404) {
-      await response.body.dump();
-      return { status, body: null };
-    }
-    const declared = Number(response.headers['content-length'] ?? 0);
-    if (declared > MAX_PARTNER_RESPONSE_BYTES) {
-      response.body.destroy();
-      throw new BankPartnerBadResponse(`answer of ${declared} bytes is larger than ${MAX_PARTNER_RESPONSE_BYTES}`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_PARTNER_RESPONSE_BYTES) {
-        response.body.destroy();
-        throw new BankPartnerBadResponse(`answer is larger than ${MAX_PARTNER_RESPONSE_BYTES} bytes`);
-      }
-      chunks.push(chunk as Buffer);
-    }
+    if (status >= 500 || status === 404) return { status, body: null };
+    if (response.truncated) throw new BankPartnerBadResponse(`answer is larger than ${MAX_PARTNER_RESPONSE_BYTES} bytes`);
     if (status !== 200) return { status, body: null };
     const contentType = String(response.headers['content-type'] ?? '');
     if (!/^application\/json\s*(;|$)/i.test(contentType)) throw new BankPartnerBadResponse(`answer has content type "${contentType.slice(0, 60)}", not application/json`);
     try {
-      return { status, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+      return { status, body: JSON.parse(response.body.toString('utf8')) as unknown };
     } catch {
       throw new BankPartnerBadResponse('answer is not valid JSON');
     }

@@ -6,12 +6,14 @@
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
 export { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
-const ROLES = ['admin', 'member'];
+/** The spec's ApiKeyRole values (test/unit/contract/specEnums.test.ts keeps them equal). */
+export const API_KEY_ROLES: readonly ApiKeyRole[] = ['admin', 'member'];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const adminCommands: Record<string, AdminCommand> = {
@@ -39,9 +41,9 @@ export const adminCommands: Record<string, AdminCommand> = {
     },
     async run(ctx, flags) {
       const role = flags.role!;
-      if (!ROLES.includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
+      if (!(API_KEY_ROLES as readonly string[]).includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
       const created = await createApiKey(ctx, flags.account!, {
-        role: role as 'admin' | 'member',
+        role: role as ApiKeyRole,
         name: flags.name?.trim() || 'Created by operator',
       });
       return { keyId: created.record.keyId, apiKey: created.apiKey };

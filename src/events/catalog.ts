@@ -4,12 +4,9 @@
  * example. Registration, the outbox, test events and the partner scripts all read it from here,
  * so a new event kind in the spec is one edit.
  */
-import { readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { webhooks } from '../../generated/api.d.ts';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+import { createAjv, loadBundledSpec } from '../contract/spec.ts';
 
 export type WebhookEventType = keyof webhooks & string;
 
@@ -24,24 +21,19 @@ interface SpecMediaType {
 }
 
 interface SpecWebhook {
-  post: { summary?: string; requestBody: { content: { 'application/json': SpecMediaType } } };
+  post: { requestBody: { content: { 'application/json': SpecMediaType } } };
 }
 
 export interface EventKind {
   type: WebhookEventType;
-  summary: string;
-  schema: Record<string, unknown>;
   /** The first named example of the spec: what a test event and `webhooks:send` deliver. */
   example: WebhookEventPayload;
   validate: ValidateFunction;
 }
 
-const SPEC_URL = new URL('../../generated/openapi.json', import.meta.url);
-
 function loadCatalog(): Map<string, EventKind> {
-  const spec = JSON.parse(readFileSync(SPEC_URL, 'utf8')) as { webhooks?: Record<string, SpecWebhook> };
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
+  const spec = loadBundledSpec() as { webhooks?: Record<string, SpecWebhook> };
+  const ajv = createAjv({ allErrors: true });
   const kinds = new Map<string, EventKind>();
   for (const [type, hook] of Object.entries(spec.webhooks ?? {})) {
     const media = hook.post.requestBody.content['application/json'];
@@ -49,8 +41,6 @@ function loadCatalog(): Map<string, EventKind> {
     if (!first) throw new Error(`webhook ${type} of the spec has no named example`);
     kinds.set(type, {
       type: type as WebhookEventType,
-      summary: hook.post.summary ?? type,
-      schema: media.schema,
       example: first.value as WebhookEventPayload,
       validate: ajv.compile(media.schema),
     });

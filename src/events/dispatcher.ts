@@ -26,6 +26,7 @@ import {
 } from '../domain/webhooks/retrySchedule.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
+import { GuardedClient, type PostOutcome } from '../net/guardedClient.ts';
 import {
   dueDeliveries,
   leaseDeliveries,
@@ -37,9 +38,10 @@ import {
 } from '../store/outbox.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
-import { SafeHttpClient, type DeliveryResponse, type Resolver } from './httpClient.ts';
 import { onPublish } from './outbox.ts';
 import { signDelivery, signingSecrets } from './signing.ts';
+
+const USER_AGENT = 'mortgage-origination-webhooks/1.0';
 
 /** How a dispatcher paces itself; everything else comes from the context. */
 export interface DispatcherOptions {
@@ -51,12 +53,6 @@ export interface DispatcherOptions {
   stopGraceMs?: number;
 }
 
-export interface DispatcherStats {
-  inFlight: number;
-  attempts: number;
-  delivered: number;
-}
-
 export class WebhookDispatcher {
   private readonly store: Store;
   private readonly clock: Clock;
@@ -65,7 +61,7 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly leaseMs: number;
   private readonly stopGraceMs: number;
-  private readonly client: SafeHttpClient;
+  private readonly client: GuardedClient;
   private readonly perEndpoint = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
@@ -77,7 +73,6 @@ export class WebhookDispatcher {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  private readonly counters = { attempts: 0, delivered: 0 };
   private readonly unrecorded: Outcome[] = [];
   private flushing = false;
 
@@ -89,10 +84,11 @@ export class WebhookDispatcher {
     this.random = options.random ?? Math.random;
     this.leaseMs = options.leaseMs ?? this.config.timeoutMs + 5_000;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
-    this.client = new SafeHttpClient({
+    this.client = new GuardedClient({
       allowedHosts: this.config.allowedHosts,
       timeoutMs: this.config.timeoutMs,
       connectionsPerOrigin: this.config.endpointConcurrency,
+      userAgent: USER_AGENT,
       resolve: ctx.resolve,
     });
   }
@@ -116,10 +112,6 @@ export class WebhookDispatcher {
     }
     this.pumping = true;
     this.pumped = this.pump();
-  }
-
-  stats(): DispatcherStats {
-    return { inFlight: this.inFlight, ...this.counters };
   }
 
   /** Stops claiming, lets sends in flight finish (up to the grace period), and closes connections. */
@@ -236,7 +228,7 @@ export class WebhookDispatcher {
    * Queues the attempt's outcome; attempts that finish together are recorded in one short
    * transaction (one journal record and fsync for all of them). Resolves once it is recorded.
    */
-  private record(d: ClaimedDelivery, attemptedAt: Date, response: DeliveryResponse): Promise<void> {
+  private record(d: ClaimedDelivery, attemptedAt: Date, response: PostOutcome): Promise<void> {
     const attempt = d.attempts + 1;
     const verdict = attemptVerdict(response.statusCode);
     const finishedAt = this.clock.now();
@@ -300,8 +292,6 @@ export class WebhookDispatcher {
 
   private report(o: Outcome, disabled: 'gone' | 'failing' | null): void {
     const { delivery: d, attempt: a } = o;
-    this.counters.attempts++;
-    if (o.verdict === 'delivered') this.counters.delivered++;
     const fields = { webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, attempt: a.attempt, statusCode: a.statusCode, error: a.error };
     if (disabled === 'gone') this.log.warn(fields, 'webhook endpoint answered 410 Gone and was disabled');
     else if (disabled === 'failing') this.log.warn({ ...fields, failingSince: d.failingSince }, 'webhook endpoint failed for 5 days and was disabled');

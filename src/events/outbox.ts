@@ -9,8 +9,6 @@ import { insertDeliveries, insertEvent, subscribedEndpointIds } from '../store/o
 import type { Tx } from '../store/store.ts';
 import { payloadProblem, type WebhookEventPayload } from './catalog.ts';
 
-export type { WebhookEventPayload, WebhookEventType } from './catalog.ts';
-
 export interface PublishedEvent {
   accountId: string;
   payload: WebhookEventPayload;

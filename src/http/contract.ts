@@ -6,13 +6,11 @@
  * Order of refusals, so each caller hears about the first thing to fix:
  * 404/405 route → 401 credentials → 403 role → 429 rate → 415/413/400 body → 400 schema → handler.
  */
-import { readFileSync } from 'node:fs';
 import type { Context, Middleware } from 'koa';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../context.ts';
+import { createAjv, loadBundledSpec } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
@@ -24,14 +22,6 @@ import { installCompiledMatcher } from './routeMatcher.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
 import { validationProblem } from './validationProblem.ts';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-export const BUNDLED_SPEC_URL = new URL('../../generated/openapi.json', import.meta.url);
-
-export function loadBundledSpec(): Document {
-  return JSON.parse(readFileSync(BUNDLED_SPEC_URL, 'utf8')) as Document;
-}
 
 /** Redocly lint is the definition check (it knows 3.1 and `webhooks`); openapi-backend's 3.0 check is not. */
 class ContractBackend extends OpenAPIBackend {
@@ -50,7 +40,6 @@ export interface ContractOptions {
 }
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
-const OPENAPI_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password'];
 
 function declaredMediaTypes(operation: Operation): string[] {
   const body = operation.requestBody as { content?: Record<string, unknown> } | undefined;
@@ -69,12 +58,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     quick: true,
     coerceTypes: true,
     ajvOpts: { strict: false, allErrors: true, verbose: true, useDefaults: true },
-    customizeAjv: (_ajv, ajvOpts) => {
-      const ajv = new Ajv2020({ ...ajvOpts, strict: false });
-      addFormats(ajv);
-      for (const format of OPENAPI_FORMATS) ajv.addFormat(format, true);
-      return ajv as never;
-    },
+    customizeAjv: (_ajv, ajvOpts) => createAjv(ajvOpts),
   });
 
   const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute);

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Router from '@koa/router';
 import type { Store } from '../store/store.ts';
-import { BUNDLED_SPEC_URL } from './contract.ts';
+import { BUNDLED_SPEC_URL } from '../contract/spec.ts';
 
 const require = createRequire(import.meta.url);
 

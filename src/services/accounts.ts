@@ -2,7 +2,6 @@
  * Account and API key use cases, shared by the HTTP operations and the admin command line so
  * both enforce the same rules.
  */
-import type { Clock } from '../clock.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';

@@ -5,7 +5,6 @@
  * same transaction (the transactional outbox).
  */
 import type { components } from '../../generated/api.d.ts';
-import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { hasAtMostDecimals } from '../domain/applications/money.ts';
 import { canTransition, isEditable, type ApplicationAction, type ApplicationStatus } from '../domain/applications/stateMachine.ts';
@@ -23,7 +22,7 @@ import {
 } from '../store/applications.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
-import type { SqlExecutor, Store, Tx } from '../store/store.ts';
+import type { SqlExecutor, Tx } from '../store/store.ts';
 import { findUnderwritingRules, saveUnderwritingRules } from '../store/underwriting.ts';
 import { priceMonthlyPayment, refusalError } from './pricing.ts';
 

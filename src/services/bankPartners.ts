@@ -24,7 +24,7 @@ import {
   type BankConnectorKind,
   type BankPartnerRecord,
 } from '../store/bankPartners.ts';
-import type { Store, Tx } from '../store/store.ts';
+import type { Tx } from '../store/store.ts';
 
 /** What the operator sees of a partner: never the credential itself. */
 export interface PartnerView {

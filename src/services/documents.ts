@@ -4,9 +4,7 @@
  */
 import type { ReadStream } from 'node:fs';
 import type { components } from '../../generated/api.d.ts';
-import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import type { Config } from '../config.ts';
 import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
 import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts';
 import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
@@ -18,7 +16,7 @@ import { findApplication } from '../store/applications.ts';
 import { openDocumentFile, readHead, removeDocumentFile, storeDocumentFile } from '../store/documentFiles.ts';
 import { findDocument, insertDocument, listDocuments as listDocumentRecords, type DocumentRecord } from '../store/documents.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
-import type { SqlExecutor, Store } from '../store/store.ts';
+import type { SqlExecutor } from '../store/store.ts';
 
 export type DocumentView = components['schemas']['Document'];
 

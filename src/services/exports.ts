@@ -12,11 +12,10 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { components, operations } from '../../generated/api.d.ts';
-import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
 import { parseInstant } from '../domain/exports/dateRange.ts';
-import { EXPORT_FIELD_NAMES, parseFieldList, type ApplicationStatus, type FieldDefinition } from '../domain/exports/fields.ts';
+import { EXPORT_FIELD_NAMES, parseFieldList, type FieldDefinition } from '../domain/exports/fields.ts';
 import {
   BUILT_IN_FORMATS,
   acceptsFieldSelection,

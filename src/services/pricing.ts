@@ -5,7 +5,6 @@
  * gets them as values.
  */
 import type { components } from '../../generated/api.d.ts';
-import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
@@ -15,7 +14,7 @@ import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
 import { findQuote, insertQuote } from '../store/quotes.ts';
-import type { SqlExecutor, Store } from '../store/store.ts';
+import type { SqlExecutor } from '../store/store.ts';
 
 export type Quote = components['schemas']['Quote'];
 export type PricingSettings = components['schemas']['PricingSettings'];

@@ -7,7 +7,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
 import { fail } from '../errors.ts';
-import { findDelivery, scheduleRetry, type DeliveryStateRecord } from '../store/outbox.ts';
+import { findDelivery, scheduleRetry } from '../store/outbox.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import {
   deleteEndpoint,
@@ -22,8 +22,8 @@ import {
   type DeliveryAttemptRecord,
   type WebhookEndpointRecord,
 } from '../store/webhooks.ts';
-import { eventKind, eventTypes, isEventType, type WebhookEventPayload, type WebhookEventType } from '../events/catalog.ts';
-import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from '../events/httpClient.ts';
+import { eventKind, eventTypes, isEventType, type WebhookEventType } from '../events/catalog.ts';
+import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } from '../net/resolve.ts';
 import { nudgeDispatchers, publishEvent } from '../events/outbox.ts';
 import { ROTATION_OVERLAP_MS, newWebhookSecret, secretHint } from '../events/signing.ts';
 import { newId } from '../ids.ts';

@@ -88,15 +88,6 @@ export async function failedVerificationTimes(db: SqlExecutor, mortgageId: strin
   return rows.map((r) => r.checked_at);
 }
 
-/** The application's most recent verification (its current outcome), or undefined when never checked. */
-export async function latestBankVerification(db: SqlExecutor, accountId: string, mortgageId: string): Promise<BankVerificationRecord | undefined> {
-  const row = await db.get<BankVerificationRow>(
-    `SELECT ${COLUMNS} FROM bank_verifications WHERE account_id = ? AND mortgage_id = ? ORDER BY checked_at DESC, id DESC LIMIT 1`,
-    [accountId, mortgageId],
-  );
-  return row && toRecord(row);
-}
-
 /** Every verification of an application, oldest first (history; bounded by the attempt limit in practice). */
 export async function listBankVerifications(db: SqlExecutor, accountId: string, mortgageId: string): Promise<BankVerificationRecord[]> {
   const rows = await db.all<BankVerificationRow>(

@@ -223,16 +223,6 @@ export async function releaseLease(tx: Tx, key: { webhookId: string; eventId: st
   );
 }
 
-/** The earliest time a pending delivery of an enabled endpoint is due, or null: lets the dispatcher sleep until then. */
-export async function nextDueAt(db: SqlExecutor): Promise<string | null> {
-  const row = await db.get<{ due: string | null }>(
-    `SELECT MIN(d.next_attempt_at) AS due FROM webhook_deliveries d
-       JOIN webhook_endpoints e ON e.id = d.webhook_id
-      WHERE d.state = 'pending' AND e.enabled = 1`,
-  );
-  return row?.due ?? null;
-}
-
 /** Makes a delivery due now again (the retry operation); false when there is no such delivery. */
 export async function scheduleRetry(tx: Tx, accountId: string, webhookId: string, eventId: string, now: string): Promise<boolean> {
   const { changes } = await tx.run(

@@ -20,7 +20,6 @@ let dispatcher: WebhookDispatcher;
 beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
   account = await app.newAccount();
-  const { store, clock, log, config } = app.ctx;
   dispatcher = new WebhookDispatcher(app.ctx).start();
 });
 afterAll(async () => {

@@ -35,7 +35,6 @@ afterAll(async () => {
 });
 
 function startDispatcher(): WebhookDispatcher {
-  const { store, log, config } = app.ctx;
   // random() = 0.5 puts the jitter factor at exactly 1, so each delay is the schedule's own.
   return new WebhookDispatcher(app.ctx, { random: () => 0.5 }).start();
 }

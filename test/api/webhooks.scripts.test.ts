@@ -100,7 +100,6 @@ describe('webhooks:send and webhooks:listen', () => {
 
   it("listen verifies the service's own deliveries", async () => {
     const app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
-    const { store, clock, log, config } = app.ctx;
     const dispatcher = new WebhookDispatcher(app.ctx).start();
     try {
       const account = await app.newAccount();

@@ -23,7 +23,6 @@ beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50' } });
   account = await app.newAccount();
   other = await app.newAccount('Other Bank');
-  const { store, clock, log, config } = app.ctx;
   dispatcher = new WebhookDispatcher(app.ctx).start();
 });
 afterAll(async () => {

@@ -18,7 +18,7 @@ import { createLogger } from '../../src/log.ts';
 import { createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createContext } from '../../src/createContext.ts';
-import type { Resolver } from '../../src/events/httpClient.ts';
+import type { Resolver } from '../../src/net/resolve.ts';
 import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
 import { contractFetch } from './contractFetch.ts';
 

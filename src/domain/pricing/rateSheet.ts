@@ -6,7 +6,6 @@ import type { components } from '../../../generated/api.d.ts';
 import { Dec, type Decimal } from './decimal.ts';
 
 export type RateSheet = components['schemas']['RateSheet'];
-export type FlatFee = components['schemas']['Fee'];
 
 export interface SheetIssue {
   pointer: string;

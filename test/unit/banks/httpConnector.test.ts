@@ -1,8 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected } from '../../../src/banks/connector.ts';
-import { guardedLookup, HttpConnector, MAX_PARTNER_RESPONSE_BYTES } from '../../../src/banks/httpConnector.ts';
-import { AddressNotAllowedError } from '../../../src/events/httpClient.ts';
+import { HttpConnector, MAX_PARTNER_RESPONSE_BYTES } from '../../../src/banks/httpConnector.ts';
 import { systemClock } from '../../../src/clock.ts';
 import { startFakePartner, type FakePartner } from './fakePartner.ts';
 
@@ -130,35 +129,5 @@ describe('HttpConnector address policy', () => {
     );
     await expect(strict.authenticate(TOKEN)).rejects.toThrow(/not allowed/);
     expect(partner.received).toHaveLength(0);
-  });
-});
-
-describe('guardedLookup (the connect-time address check)', () => {
-  // A resolver standing in for DNS: the check is on the addresses, never by connecting.
-  const answers: Record<string, { address: string; family: number }[]> = {
-    'api.firstharbor.com': [{ address: '93.184.215.14', family: 4 }],
-    'rebound.firstharbor.com': [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }],
-    'metadata.firstharbor.com': [{ address: '169.254.169.254', family: 4 }],
-  };
-  const resolver = async (host: string) => answers[host] ?? [];
-  const lookup = (allowed: string[], host: string) =>
-    new Promise<{ err: Error | null; addresses: unknown }>((done) => guardedLookup(allowed, resolver)(host, { all: true }, (err, addresses) => done({ err, addresses })));
-
-  it('resolves a name whose every address is public', async () => {
-    expect(await lookup([], 'api.firstharbor.com')).toEqual({ err: null, addresses: answers['api.firstharbor.com'] });
-  });
-
-  it.each([
-    ['one private address among public ones', 'rebound.firstharbor.com', /rebound\.firstharbor\.com resolves to a non-public address \(private network\)/],
-    ['a link-local (cloud metadata) address', 'metadata.firstharbor.com', /link-local/],
-    ['a localhost name', 'localhost', /loopback/],
-  ])('refuses %s', async (_what, host, reason) => {
-    const { err } = await lookup([], host);
-    expect(err).toBeInstanceOf(AddressNotAllowedError);
-    expect(err!.message).toMatch(reason);
-  });
-
-  it('lets an allow-listed name resolve to any address', async () => {
-    expect(await lookup(['metadata.firstharbor.com'], 'metadata.firstharbor.com')).toEqual({ err: null, addresses: answers['metadata.firstharbor.com'] });
   });
 });

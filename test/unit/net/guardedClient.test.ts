@@ -1,12 +1,14 @@
 /**
- * The delivery client's connect-time guard. Only loopback is ever connected to: names are mapped
- * by a fake resolver, and refused addresses are refused before any socket exists.
+ * The outbound client's connect-time guard (webhook deliveries and bank partners). Only loopback
+ * is ever connected to: names are mapped by a fake resolver, and refused addresses are refused
+ * before any socket exists.
  */
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SafeHttpClient, resolvePublic, type Resolver } from '../../../src/events/httpClient.ts';
+import { GuardedClient, refusal, SchemeNotAllowedError } from '../../../src/net/guardedClient.ts';
+import { AddressNotAllowedError, guardedLookup, resolvePublic, type Resolver } from '../../../src/net/resolve.ts';
 
 let server: http.Server;
 let port: number;
@@ -26,6 +28,11 @@ beforeAll(async () => {
     if (req.url === '/redirect') {
       res.writeHead(302, { Location: `http://127.0.0.1:${port}/target` });
       res.end();
+      return;
+    }
+    if (req.url === '/large') {
+      res.writeHead(200, { 'Content-Length': String(100 * 1024) });
+      res.end(Buffer.alloc(100 * 1024, 120));
       return;
     }
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2_000);
@@ -55,10 +62,10 @@ function fakeDns(table: Record<string, string[]>): Resolver & { asked: string[] 
 }
 
 function client(allowedHosts: string[], resolve: Resolver, timeoutMs = 1_000) {
-  return new SafeHttpClient({ allowedHosts, timeoutMs, connectionsPerOrigin: 2, resolve });
+  return new GuardedClient({ allowedHosts, timeoutMs, connectionsPerOrigin: 2, resolve });
 }
 
-describe('SafeHttpClient', () => {
+describe('GuardedClient.post', () => {
   it('delivers to an allow-listed host over plain http and reports status and Retry-After', async () => {
     const c = client(['127.0.0.1'], fakeDns({}));
     expect(await c.post(`http://127.0.0.1:${port}/ok`, '{}', {})).toMatchObject({ statusCode: 200, retryAfter: '30', error: null });
@@ -137,6 +144,41 @@ describe('SafeHttpClient', () => {
   });
 });
 
+describe('GuardedClient.request', () => {
+  it('returns the status, headers and body of an answer', async () => {
+    const c = client(['127.0.0.1'], fakeDns({}));
+    const answer = await c.request(`http://127.0.0.1:${port}/ok`, { method: 'GET' });
+    expect(answer).toMatchObject({ statusCode: 200, truncated: false });
+    expect(answer.headers['retry-after']).toBe('30');
+    expect(answer.body.toString()).toBe('ok');
+    await c.close();
+  });
+
+  it('reads at most maxResponseBytes, whether the answer declares its length or not', async () => {
+    const c = new GuardedClient({ allowedHosts: ['127.0.0.1'], timeoutMs: 2_000, resolve: fakeDns({}), maxResponseBytes: 1024 });
+    const declared = await c.request(`http://127.0.0.1:${port}/large`, { method: 'GET' });
+    expect(declared).toMatchObject({ statusCode: 200, truncated: true });
+    expect(declared.body.length).toBe(0);
+    const endless = await c.request(`http://127.0.0.1:${port}/endless`, { method: 'GET' });
+    expect(endless).toMatchObject({ statusCode: 200, truncated: true });
+    expect(endless.body.length).toBeLessThanOrEqual(1024);
+    await c.close();
+  });
+
+  it('throws the policy refusal: a scheme before resolving, an IP literal before connecting', async () => {
+    const dns = fakeDns({ 'hooks.partner.com': ['127.0.0.1'] });
+    const c = client([], dns);
+    await expect(c.request(`http://hooks.partner.com:${port}/x`, { method: 'GET' })).rejects.toThrow(SchemeNotAllowedError);
+    const before = connections;
+    const err: unknown = await c.request(`https://127.0.0.1:${port}/x`, { method: 'GET' }).catch((e: unknown) => e);
+    expect(refusal(err)).toBeInstanceOf(AddressNotAllowedError);
+    expect(refusal(err)!.message).toMatch(/127\.0\.0\.1 is not a public address \(loopback\)/);
+    expect(connections).toBe(before);
+    expect(dns.asked).toEqual([]);
+    await c.close();
+  });
+});
+
 describe('resolvePublic', () => {
   it('returns the public addresses of a name and checks literals without DNS', async () => {
     const dns = fakeDns({ 'hooks.partner.com': ['8.8.8.8'] });
@@ -144,5 +186,35 @@ describe('resolvePublic', () => {
     await expect(resolvePublic('10.0.0.1', dns)).rejects.toThrow(/private network/);
     await expect(resolvePublic('[2606:4700:4700::1111]', dns)).resolves.toEqual([{ address: '2606:4700:4700::1111', family: 6 }]);
     expect(dns.asked).toEqual(['hooks.partner.com']);
+  });
+});
+
+describe('guardedLookup (the connect-time address check)', () => {
+  // A resolver standing in for DNS: the check is on the addresses, never by connecting.
+  const answers: Record<string, { address: string; family: number }[]> = {
+    'api.firstharbor.com': [{ address: '93.184.215.14', family: 4 }],
+    'rebound.firstharbor.com': [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }],
+    'metadata.firstharbor.com': [{ address: '169.254.169.254', family: 4 }],
+  };
+  const resolver = async (host: string) => answers[host] ?? [];
+  const lookup = (allowed: string[], host: string) =>
+    new Promise<{ err: Error | null; addresses: unknown }>((done) => guardedLookup(allowed, resolver)(host, { all: true }, (err, addresses) => done({ err, addresses })));
+
+  it('resolves a name whose every address is public', async () => {
+    expect(await lookup([], 'api.firstharbor.com')).toEqual({ err: null, addresses: answers['api.firstharbor.com'] });
+  });
+
+  it.each([
+    ['one private address among public ones', 'rebound.firstharbor.com', /rebound\.firstharbor\.com resolves to a non-public address \(private network\)/],
+    ['a link-local (cloud metadata) address', 'metadata.firstharbor.com', /link-local/],
+    ['a localhost name', 'localhost', /loopback/],
+  ])('refuses %s', async (_what, host, reason) => {
+    const { err } = await lookup([], host);
+    expect(err).toBeInstanceOf(AddressNotAllowedError);
+    expect(err!.message).toMatch(reason);
+  });
+
+  it('lets an allow-listed name resolve to any address', async () => {
+    expect(await lookup(['metadata.firstharbor.com'], 'metadata.firstharbor.com')).toEqual({ err: null, addresses: answers['metadata.firstharbor.com'] });
   });
 });
