@@ -7,7 +7,7 @@ import { bodyParsers } from './http/bodyParsers.ts';
 import type { AppContext } from './context.ts';
 import { createContract } from './http/contract.ts';
 import { errorHandler } from './http/errorHandler.ts';
-import { problems } from './http/problem.ts';
+import { fail } from './errors.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
 import { securityHandlers } from './http/security.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
@@ -35,7 +35,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   app.use(site.routes());
   app.use(async (ctx, next) => {
     if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) return contract.middleware(ctx, next);
-    if (ctx.status === 404 && ctx.body === undefined) throw problems.notFound(`There is nothing at ${ctx.method} ${ctx.path}.`);
+    if (ctx.status === 404 && ctx.body === undefined) throw fail.notFound(`There is nothing at ${ctx.method} ${ctx.path}.`);
     return next();
   });
   // Koa logs unhandled errors itself; the errorHandler above has already answered and logged them.
