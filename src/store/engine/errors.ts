@@ -25,7 +25,7 @@ export class StoreCorruptionError extends Error {
 export class DataDirLockedError extends Error {
   readonly pid: number;
   constructor(dataDir: string, pid: number) {
-    super(`another process (pid ${pid}) holds the data directory ${dataDir}`);
+    super(`another process${pid > 0 ? ` (pid ${pid})` : ''} holds the data directory ${dataDir}`);
     this.name = 'DataDirLockedError';
     this.pid = pid;
   }

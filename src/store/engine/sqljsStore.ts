@@ -471,7 +471,7 @@ async function syncDir(dir: string): Promise<void> {
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
   const dir = resolve(options.dataDir);
   await mkdir(dir, { recursive: true });
-  const lock = acquireLock(dir, (pid) => options.onLog?.('warn', 'taking over stale lock', { dataDir: dir, stalePid: pid }));
+  const lock = await acquireLock(dir, (pid) => options.onLog?.('warn', 'taking over stale lock', { dataDir: dir, stalePid: pid }));
   let db: Database | undefined;
   let engine: SqlJsEngine | undefined;
   try {
