@@ -54,7 +54,7 @@ async function main(): Promise<number> {
     print(response.result, json);
     return 0;
   }
-  const store = await openSqlJsStore({ dataDir: config.dataDir });
+  const store = await openSqlJsStore({ dataDir: config.dataDir, secrets: config.secrets });
   try {
     print(await runAdminCommand({ store, clock: systemClock, config }, command, flags), json);
   } finally {

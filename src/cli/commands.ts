@@ -7,6 +7,7 @@ import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.
 import type { AppServices } from '../services/appServices.ts';
 import { ApiProblem } from '../http/problem.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
+import { secretsCommands } from './secretsCommands.ts';
 
 export class AdminCommandError extends Error {
   constructor(message: string) {
@@ -70,6 +71,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     },
   },
   ...bankPartnerCommands,
+  ...secretsCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */

@@ -4,6 +4,7 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from '../log.ts';
+import { StorageUnavailableError } from '../store/engine/errors.ts';
 import { ApiProblem, isApiProblem, problemBody, problems } from './problem.ts';
 
 /** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
@@ -19,6 +20,12 @@ interface HttpError extends Error {
 /** Maps known parser failures to the problem a caller can act on; anything else is internal. */
 export function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
+  // The disk refused a write: the store is degraded and heals by itself (reads still answer).
+  if (err instanceof StorageUnavailableError) {
+    return new ApiProblem(503, 'storage_unavailable', 'Storage unavailable',
+      'The service cannot store changes right now (its disk refused a write); nothing was changed. Reads still work. Retry after the Retry-After delay.',
+      {}, { 'Retry-After': String(err.retryAfterSeconds) });
+  }
   // A path such as /v1/applications/%ZZ cannot be decoded to match a route.
   if (err instanceof URIError) return problems.badRequest('malformed_path', 'The request path has an invalid percent-encoding.');
   const e = err as HttpError;

@@ -17,7 +17,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
 import type { AppServices } from '../../src/services/appServices.ts';
-import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/engine/sqljsStore.ts';
 import { contractFetch } from './contractFetch.ts';
 
 export type ApiClient = Client<paths>;
@@ -55,6 +55,8 @@ export interface TestAppOptions {
   app?: AppOptions;
   /** Where the app's pino log lines go (default stdout), e.g. to scan them; set LOG_LEVEL in `env` too. */
   logDestination?: { write(line: string): void };
+  /** Store options beyond those the config gives (a fault-injecting file layer, for example). */
+  store?: Partial<SqlJsStoreOptions>;
 }
 
 export function apiClient(baseUrl: string, bearer?: string): ApiClient {
@@ -68,7 +70,7 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-test-'));
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
-  const store = await openSqlJsStore({ dataDir });
+  const store = await openSqlJsStore({ dataDir, secrets: config.secrets, storageProbeIntervalMs: config.storageProbeIntervalMs, ...options.store });
   const clock = options.clock ?? systemClock;
   const services = { config, store, clock, log: createLogger(config.logLevel, options.logDestination) };
   const { app, api } = await buildApp(services, options.app);
