@@ -21,6 +21,7 @@ import { RateLimiter } from './rateLimit.ts';
 import { installCompiledMatcher } from './routeMatcher.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import { AuthenticationError, apiKeyAuthenticator } from './security.ts';
+import { boundValidators } from './boundedValidation.ts';
 import { validationProblem } from './validationProblem.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -74,7 +75,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       const ajv = new Ajv2020({ ...ajvOpts, strict: false });
       addFormats(ajv);
       for (const format of OPENAPI_FORMATS) ajv.addFormat(format, true);
-      return ajv as never;
+      return boundValidators(ajv) as never;
     },
   });
 
