@@ -5,6 +5,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../log.ts';
 import { StorageUnavailableError } from '../store/engine/errors.ts';
+import { closeAfterResponse } from './lingeringClose.ts';
 import { ApiProblem, isApiProblem, problemBody, problems } from './problem.ts';
 
 /** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
@@ -63,6 +64,7 @@ export function errorHandler(log: Logger): Middleware {
         log.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = problem.status;
+      if (problem.status === 413) closeAfterResponse(ctx); // answer first, then drain a bounded amount and close
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
       // Koa re-types an object body as application/json; a string body keeps the type set first.
       ctx.type = 'application/problem+json';
