@@ -55,6 +55,8 @@ export interface TestAppOptions {
   app?: AppOptions;
   /** Where the app's pino log lines go (default stdout), e.g. to scan them; set LOG_LEVEL in `env` too. */
   logDestination?: { write(line: string): void };
+  /** Use this data directory (it must exist) instead of a fresh temporary one. */
+  dataDir?: string;
   /** Store options beyond those the config gives (a fault-injecting file layer, for example). */
   store?: Partial<SqlJsStoreOptions>;
 }
@@ -68,7 +70,7 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'mos-test-')));
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
   const store = await openSqlJsStore({ dataDir, secrets: config.secrets, storageProbeIntervalMs: config.storageProbeIntervalMs, ...options.store });
   const clock = options.clock ?? systemClock;

@@ -12,7 +12,7 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { DataDirLockedError } from './errors.ts';
+import { DataDirLockedError, StorageWriteError } from './errors.ts';
 
 interface NativeLocks {
   tryLock(fd: number, opts?: { shared?: boolean }): boolean;
@@ -89,7 +89,12 @@ export async function acquireLock(dataDir: string, onStale?: (stalePid: number |
   const lockPath = join(dir, 'LOCK');
   if (heldHere.has(dir)) throw new DataDirLockedError(dir, process.pid);
   for (let attempt = 1; ; attempt++) {
-    const fd = openSync(lockPath, 'a+', 0o600);
+    let fd: number;
+    try {
+      fd = openSync(lockPath, 'a+', 0o600);
+    } catch (err) {
+      throw new StorageWriteError('open', lockPath, err);
+    }
     let locked = false;
     try {
       locked = native.tryLock(fd);
@@ -122,8 +127,14 @@ export async function acquireLock(dataDir: string, onStale?: (stalePid: number |
     const previous = readPid(lockPath);
     if (previous !== null && previous !== process.pid) onStale?.(previous);
     else if (previous === null && fstatSync(fd).size > 0) onStale?.(null);
-    ftruncateSync(fd, 0);
-    writeSync(fd, `${process.pid}\n`, 0);
+    try {
+      ftruncateSync(fd, 0);
+      writeSync(fd, `${process.pid}\n`, 0);
+    } catch (err) {
+      native.unlock(fd);
+      closeSync(fd);
+      throw new StorageWriteError('write', lockPath, err);
+    }
     heldHere.add(dir);
     let released = false;
     return {
