@@ -816,6 +816,12 @@ export interface components {
             /** @description For validation failures, each offending field or parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
             /**
+             * @description True when the request had more problems than `errors` lists (at most 20 are listed); fix
+             *     those and send it again to see the rest.
+             * @example true
+             */
+            errorsTruncated?: boolean;
+            /**
              * @description For state conflicts, the resource's current state.
              * @example declined
              */

@@ -30,6 +30,20 @@ export interface Config {
    * export a little faster and hold it longer.
    */
   exportBatchSize: number;
+  /** Sealing of secrets at rest (webhook signing secrets, bank partner credentials); see README "Secrets at rest". */
+  secrets: SecretsConfig;
+  /** STORAGE_PROBE_INTERVAL_MS: how often a store degraded by a failed disk write tries again (default 1000); its 503s say Retry-After accordingly. */
+  storageProbeIntervalMs: number;
+}
+
+/** Where the key that seals secrets at rest comes from. */
+export interface SecretsConfig {
+  /** SECRETS_KEY: 32 bytes, base64 or hex. When unset, the key file is used (created 0600 on first start). */
+  key: string | null;
+  /** SECRETS_KEY_PREVIOUS: comma-separated older keys, loaded only to re-seal values during a rotation of SECRETS_KEY. */
+  previousKeys: string[];
+  /** SECRETS_KEY_FILE: the key file when SECRETS_KEY is unset (default DATA_DIR/secrets.key). */
+  keyFile: string;
 }
 
 /** Settings of webhook delivery; see README "Webhooks". */
@@ -148,6 +162,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
+  const secretsKey = env.SECRETS_KEY?.trim() || null;
+  const previousKeys = (env.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const [name, value] of [['SECRETS_KEY', secretsKey], ...previousKeys.map((k) => ['SECRETS_KEY_PREVIOUS', k] as const)] as const) {
+    if (value === null) continue;
+    const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? 32 : /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64').length : -1;
+    if (bytes !== 32) problems.push(`${name} must be 32 bytes in base64 or hex (e.g. openssl rand -base64 32)`);
+  }
+  const secrets: SecretsConfig = {
+    key: secretsKey,
+    previousKeys,
+    keyFile: path.resolve(cwd, env.SECRETS_KEY_FILE?.trim() || path.join(dataDir, 'secrets.key')),
+  };
+  const storageProbeIntervalMs = integer(env, 'STORAGE_PROBE_INTERVAL_MS', 1000, 10, 60_000, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -161,5 +189,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhooks,
     documentMaxBytes,
     exportBatchSize,
+    secrets,
+    storageProbeIntervalMs,
   };
 }

@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const store = await openSqlJsStore({
     dataDir: config.dataDir,
+    secrets: config.secrets,
+    storageProbeIntervalMs: config.storageProbeIntervalMs,
     onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
   });
   const ctx = createContext({ config, store, clock: systemClock, log });

@@ -56,7 +56,7 @@ async function main(): Promise<number> {
     print(response.result, json);
     return 0;
   }
-  const store = await openSqlJsStore({ dataDir: config.dataDir });
+  const store = await openSqlJsStore({ dataDir: config.dataDir, secrets: config.secrets });
   try {
     const ctx = createContext({ config, store, clock: systemClock, log: createLogger(config.logLevel, process.stderr) });
     print(await runAdminCommand(ctx, command, flags), json);

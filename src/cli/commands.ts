@@ -9,6 +9,7 @@ import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.
 import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
+import { secretsCommands } from './secretsCommands.ts';
 
 export { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
@@ -58,6 +59,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     },
   },
   ...bankPartnerCommands,
+  ...secretsCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */

@@ -21,6 +21,7 @@ import { RateLimiter } from './rateLimit.ts';
 import { installCompiledMatcher } from './routeMatcher.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
+import { boundValidators } from './boundedValidation.ts';
 import { validationProblem } from './validationProblem.ts';
 
 /** Redocly lint is the definition check (it knows 3.1 and `webhooks`); openapi-backend's 3.0 check is not. */
@@ -58,7 +59,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     quick: true,
     coerceTypes: true,
     ajvOpts: { strict: false, allErrors: true, verbose: true, useDefaults: true },
-    customizeAjv: (_ajv, ajvOpts) => createAjv(ajvOpts),
+    customizeAjv: (_ajv, ajvOpts) => boundValidators(createAjv(ajvOpts)) as never,
   });
 
   const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute);

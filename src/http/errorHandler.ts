@@ -4,7 +4,9 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from '../log.ts';
-import { isAppError } from '../errors.ts';
+import { fail, isAppError } from '../errors.ts';
+import { StorageUnavailableError } from '../store/engine/errors.ts';
+import { closeAfterResponse } from './lingeringClose.ts';
 import { ApiProblem, isApiProblem, problemBody, problemOf, problems } from './problem.ts';
 
 /** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
@@ -21,6 +23,16 @@ interface HttpError extends Error {
 export function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
   if (isAppError(err)) return problemOf(err);
+  // The disk refused a write: the store is degraded and heals by itself (reads still answer).
+  if (err instanceof StorageUnavailableError) {
+    return problemOf(
+      fail.unavailable(
+        'storage_unavailable',
+        'The service cannot store changes right now (its disk refused a write); nothing was changed. Reads still work. Retry after the Retry-After delay.',
+        err.retryAfterSeconds,
+      ),
+    );
+  }
   // A path such as /v1/applications/%ZZ cannot be decoded to match a route.
   if (err instanceof URIError) return problems.badRequest('malformed_path', 'The request path has an invalid percent-encoding.');
   const e = err as HttpError;
@@ -58,6 +70,7 @@ export function errorHandler(log: Logger): Middleware {
         log.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = problem.status;
+      if (problem.status === 413) closeAfterResponse(ctx); // answer first, then drain a bounded amount and close
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
       // Koa re-types an object body as application/json; a string body keeps the type set first.
       ctx.type = 'application/problem+json';

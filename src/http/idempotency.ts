@@ -35,9 +35,19 @@ function isReplayable(status: number): boolean {
   return status < 500 && status !== 409 && status !== 429 && status !== 401 && status !== 403;
 }
 
+/** JSON text with object keys sorted at every level: the same document in any key order or spacing gives the same text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
+      : v,
+  );
+}
+
+/** What identifies a request for Idempotency-Key: method, path and the body as canonical JSON. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
     .digest('hex');
 }
 

@@ -51,6 +51,7 @@ const STATUS_OF_KIND: Record<ErrorKind, { status: number; title: string }> = {
 const TITLE_OF_CODE: Record<string, string> = {
   bank_partner_unavailable: 'The bank partner is unavailable',
   verification_attempts_exceeded: 'Too many failed verifications',
+  storage_unavailable: 'Storage unavailable',
   bank_token_failures_exceeded: 'Too many failed bank token checks',
   bank_partner_refusals_exceeded: 'Too many tokens refused by the bank partner',
 };

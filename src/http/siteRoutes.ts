@@ -34,8 +34,9 @@ export function siteRoutes(store: Store): Router {
   });
   router.get('/readyz', (ctx) => {
     const ready = store.isOpen();
+    const degraded = !ready && (store as { storageState?: () => string }).storageState?.() === 'degraded';
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', store: ready ? 'open' : 'closed' };
+    ctx.body = { status: ready ? 'ready' : 'unavailable', store: ready ? 'open' : degraded ? 'degraded' : 'closed' };
   });
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';

@@ -3,6 +3,7 @@
  * per offending place, with a JSON Pointer a caller can map back to its own field.
  */
 import type { ErrorObject } from 'ajv';
+import { MAX_VALIDATION_ERRORS, TRUNCATED_KEYWORD } from './boundedValidation.ts';
 import { problems, type ApiProblem, type ValidationIssue } from './problem.ts';
 
 const LOCATIONS: Record<string, string> = {
@@ -39,13 +40,26 @@ function messageOf(error: ErrorObject): string {
   return unit ? `${message} (${unit})` : message;
 }
 
+/** A pointer or message longer than this (a 100,000-character key name) is cut, so a problem stays small. */
+const MAX_TEXT = 200;
+const cut = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);
+
 export function validationProblem(errors: ErrorObject[]): ApiProblem {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
+  let truncated = false;
   for (const error of errors) {
+    if (error.keyword === TRUNCATED_KEYWORD) {
+      truncated = true;
+      continue;
+    }
     // `anyOf`/`oneOf` wrappers repeat what their branches said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const issue = { pointer: pointerOf(error), message: messageOf(error) };
+    if (issues.length >= MAX_VALIDATION_ERRORS) {
+      truncated = true;
+      break;
+    }
+    const issue = { pointer: cut(pointerOf(error)), message: cut(messageOf(error)) };
     const key = `${issue.pointer} ${issue.message}`;
     if (!seen.has(key)) {
       seen.add(key);
@@ -54,7 +68,10 @@ export function validationProblem(errors: ErrorObject[]): ApiProblem {
   }
   const first = issues[0];
   const detail = first
-    ? `${first.pointer === '/' ? 'The request body' : first.pointer} ${first.message}` + (issues.length > 1 ? ` (and ${issues.length - 1} more)` : '')
+    ? `${first.pointer === '/' ? 'The request body' : first.pointer} ${first.message}` +
+      (truncated ? ` (and more; the first ${issues.length} problems are listed)` : issues.length > 1 ? ` (and ${issues.length - 1} more)` : '')
     : 'The request does not match the contract.';
-  return problems.validation(detail, issues);
+  const problem = problems.validation(detail, issues);
+  if (truncated) problem.extras.errorsTruncated = true;
+  return problem;
 }

@@ -1,7 +1,10 @@
 /**
  * Bank partners (connector, base URL, sealed credential, restriction) and the accounts a
- * restricted partner serves.
+ * restricted partner serves. The credential arrives sealed under the bank key
+ * (src/banks/credentials.ts) and is sealed again at rest under the store's key (`db.sealer`), so
+ * the journal, snapshot and backups hold neither form.
  */
+import { bankPartnerCredentialContext } from './sealedColumns.ts';
 import type { SqlExecutor } from './store.ts';
 
 export type BankConnectorKind = 'sandbox' | 'http';
@@ -34,40 +37,44 @@ interface BankPartnerRow {
 
 const COLUMNS = 'id, name, connector, base_url, credential_encrypted, restricted, disabled_at, created_at, updated_at';
 
-const toRecord = (row: BankPartnerRow): BankPartnerRecord => ({
+const toRecord = (db: SqlExecutor, row: BankPartnerRow): BankPartnerRecord => ({
   partnerId: row.id,
   name: row.name,
   connector: row.connector,
   baseUrl: row.base_url,
-  credentialSealed: row.credential_encrypted,
+  credentialSealed: row.credential_encrypted === null ? null : db.sealer.open(row.credential_encrypted, bankPartnerCredentialContext(row.id)),
   restricted: row.restricted === 1,
   disabledAt: row.disabled_at,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
 
+function sealedAtRest(tx: SqlExecutor, p: BankPartnerRecord): string | null {
+  return p.credentialSealed === null ? null : tx.sealer.seal(p.credentialSealed, bankPartnerCredentialContext(p.partnerId));
+}
+
 export async function insertBankPartner(tx: SqlExecutor, p: BankPartnerRecord): Promise<void> {
   await tx.run(
     `INSERT INTO bank_partners (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [p.partnerId, p.name, p.connector, p.baseUrl, p.credentialSealed, p.restricted ? 1 : 0, p.disabledAt, p.createdAt, p.updatedAt],
+    [p.partnerId, p.name, p.connector, p.baseUrl, sealedAtRest(tx, p), p.restricted ? 1 : 0, p.disabledAt, p.createdAt, p.updatedAt],
   );
 }
 
 export async function findBankPartner(db: SqlExecutor, partnerId: string): Promise<BankPartnerRecord | undefined> {
   const row = await db.get<BankPartnerRow>(`SELECT ${COLUMNS} FROM bank_partners WHERE id = ?`, [partnerId]);
-  return row && toRecord(row);
+  return row && toRecord(db, row);
 }
 
 /** Every partner, oldest first (an operator's list: a handful of rows). */
 export async function listBankPartners(db: SqlExecutor): Promise<BankPartnerRecord[]> {
   const rows = await db.all<BankPartnerRow>(`SELECT ${COLUMNS} FROM bank_partners ORDER BY id`);
-  return rows.map(toRecord);
+  return rows.map((row) => toRecord(db, row));
 }
 
 export async function updateBankPartner(tx: SqlExecutor, p: BankPartnerRecord): Promise<void> {
   await tx.run(
     'UPDATE bank_partners SET name = ?, base_url = ?, credential_encrypted = ?, restricted = ?, disabled_at = ?, updated_at = ? WHERE id = ?',
-    [p.name, p.baseUrl, p.credentialSealed, p.restricted ? 1 : 0, p.disabledAt, p.updatedAt, p.partnerId],
+    [p.name, p.baseUrl, sealedAtRest(tx, p), p.restricted ? 1 : 0, p.disabledAt, p.updatedAt, p.partnerId],
   );
 }
 

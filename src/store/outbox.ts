@@ -8,6 +8,7 @@
  * while it still holds the lease. On PostgreSQL the candidate query runs with
  * `FOR UPDATE SKIP LOCKED`; on the serialised embedded engine the transaction is enough.
  */
+import { webhookSecretContext } from './sealedColumns.ts';
 import type { SqlExecutor, Tx } from './store.ts';
 
 export interface OutboxEventRecord {
@@ -154,8 +155,8 @@ export async function leasedDeliveries(db: SqlExecutor, leaseToken: string): Pro
     payload: r.payload,
     occurredAt: r.occurred_at,
     url: r.url,
-    secret: r.secret,
-    previousSecret: r.previous_secret,
+    secret: db.sealer.open(r.secret, webhookSecretContext(r.webhook_id)),
+    previousSecret: r.previous_secret === null ? null : db.sealer.open(r.previous_secret, webhookSecretContext(r.webhook_id)),
     previousSecretExpiresAt: r.previous_secret_expires_at,
     failingSince: r.failing_since,
     attempts: r.attempts,

@@ -13,8 +13,23 @@ export type SqlValue = string | number | null | Uint8Array;
 export type SqlParams = readonly SqlValue[];
 export type Row = Record<string, SqlValue>;
 
+/**
+ * Seals secrets before they are stored and opens them when read (AES-256-GCM under the store's
+ * key, given when the store is opened). Repositories seal every secret column, so the journal,
+ * snapshot and backups never hold a secret in plain text; services see plain values only.
+ */
+export interface SecretSealer {
+  /** `plaintext` sealed for the row `context` names (the same context opens it). */
+  seal(plaintext: string, context: string): string;
+  /** Opens a sealed value; throws when it was not sealed for `context` or under a loaded key. */
+  open(sealed: string, context: string): string;
+  isSealed(value: string): boolean;
+}
+
 /** What a repository can do with the database inside one unit of work. */
 export interface SqlExecutor {
+  /** Seals and opens secret columns (see SecretSealer). */
+  readonly sealer: SecretSealer;
   /** A statement that changes data; returns the number of rows it changed. */
   run(sql: string, params?: SqlParams): Promise<{ changes: number }>;
   /** The first row of a query, or undefined. */

@@ -1,10 +1,12 @@
 /**
- * Webhook endpoints and their delivery log. The signing secret is stored as is (it must sign),
- * and leaves this module only through `findEndpointSecrets`: records read for responses carry
- * no secret.
+ * Webhook endpoints and their delivery log. The signing secrets (current and previous) are stored
+ * sealed (AES-256-GCM, `db.sealer`, see src/store/engine/sealing.ts) and opened only where a
+ * delivery is signed (outbox.ts): records read for responses carry no secret, only its last four
+ * characters.
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AttemptRecord } from './outbox.ts';
+import { webhookSecretContext } from './sealedColumns.ts';
 import type { SqlExecutor, Tx } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
@@ -35,7 +37,7 @@ interface EndpointRow {
   enabled: number;
   disabled_reason: DisabledReason | null;
   disabled_at: string | null;
-  secret_tail: string;
+  secret: string;
   previous_secret_expires_at: string | null;
   failing_since: string | null;
   created_at: string;
@@ -43,7 +45,7 @@ interface EndpointRow {
 }
 
 const COLUMNS = `id, account_id, url, description, enabled, disabled_reason, disabled_at,
-  SUBSTR(secret, LENGTH(secret) - 3, 4) AS secret_tail, previous_secret_expires_at, failing_since, created_at, updated_at`;
+  secret, previous_secret_expires_at, failing_since, created_at, updated_at`;
 
 async function withEvents(db: SqlExecutor, rows: EndpointRow[]): Promise<WebhookEndpointRecord[]> {
   if (rows.length === 0) return [];
@@ -60,7 +62,7 @@ async function withEvents(db: SqlExecutor, rows: EndpointRow[]): Promise<Webhook
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
-    secretTail: row.secret_tail,
+    secretTail: db.sealer.open(row.secret, webhookSecretContext(row.id)).slice(-4),
     previousSecretExpiresAt: row.previous_secret_expires_at,
     failingSince: row.failing_since,
     createdAt: row.created_at,
@@ -83,7 +85,7 @@ export async function insertEndpoint(tx: Tx, e: NewEndpoint): Promise<void> {
     `INSERT INTO webhook_endpoints (id, account_id, url, description, enabled, disabled_reason, disabled_at, secret,
        previous_secret, previous_secret_expires_at, failing_since, created_at, updated_at)
      VALUES (?, ?, ?, ?, 1, NULL, NULL, ?, NULL, NULL, NULL, ?, ?)`,
-    [e.webhookId, e.accountId, e.url, e.description, e.secret, e.createdAt, e.createdAt],
+    [e.webhookId, e.accountId, e.url, e.description, tx.sealer.seal(e.secret, webhookSecretContext(e.webhookId)), e.createdAt, e.createdAt],
   );
   await replaceSubscriptions(tx, e.accountId, e.webhookId, e.events);
 }
@@ -154,7 +156,7 @@ export async function deleteEndpoint(tx: Tx, accountId: string, webhookId: strin
 export async function rotateSecret(tx: Tx, webhookId: string, secret: string, previousExpiresAt: string, now: string): Promise<void> {
   await tx.run(
     `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, updated_at = ? WHERE id = ?`,
-    [previousExpiresAt, secret, now, webhookId],
+    [previousExpiresAt, tx.sealer.seal(secret, webhookSecretContext(webhookId)), now, webhookId],
   );
 }
 

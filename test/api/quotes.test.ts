@@ -115,6 +115,25 @@ describe('createQuote', () => {
     expect(second.data).toEqual(first.data);
   });
 
+  it('replays a retried Idempotency-Key whose body has its keys in another order and other whitespace', async () => {
+    const send = (text: string) =>
+      app.fetch('/v1/quotes', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'quote-retry-order-1' },
+        body: text,
+      });
+    const first = await send('{"amount":410000,"term":20,"propertyValue":500000}');
+    const second = await send('{\n  "propertyValue": 500000,\n  "term": 20,\n  "amount": 410000\n}');
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await second.json()).toEqual(await first.json());
+    // a different body with the same key is still refused
+    const other = await send('{"term":20,"amount":410001,"propertyValue":500000}');
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({ code: 'idempotency_key_reused' });
+  });
+
   it('needs an API key (401 without one)', async () => {
     const { response } = await app.anonymous.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
     expect(response.status).toBe(401);

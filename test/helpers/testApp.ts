@@ -19,7 +19,7 @@ import { createAccount, createApiKey, revokeApiKey } from '../../src/services/ac
 import type { AppContext } from '../../src/context.ts';
 import { createContext } from '../../src/createContext.ts';
 import type { Resolver } from '../../src/net/resolve.ts';
-import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/engine/sqljsStore.ts';
 import { contractFetch } from './contractFetch.ts';
 
 export type ApiClient = Client<paths>;
@@ -59,6 +59,10 @@ export interface TestAppOptions {
   resolve?: Resolver;
   /** Where the app's pino log lines go (default stdout), e.g. to scan them; set LOG_LEVEL in `env` too. */
   logDestination?: { write(line: string): void };
+  /** Use this data directory (it must exist) instead of a fresh temporary one. */
+  dataDir?: string;
+  /** Store options beyond those the config gives (a fault-injecting file layer, for example). */
+  store?: Partial<SqlJsStoreOptions>;
 }
 
 export function apiClient(baseUrl: string, bearer?: string): ApiClient {
@@ -70,9 +74,9 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'mos-test-')));
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
-  const store = await openSqlJsStore({ dataDir });
+  const store = await openSqlJsStore({ dataDir, secrets: config.secrets, storageProbeIntervalMs: config.storageProbeIntervalMs, ...options.store });
   const clock = options.clock ?? systemClock;
   const log = createLogger(config.logLevel, options.logDestination);
   const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };

@@ -13,6 +13,34 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A write to the data directory failed (a full disk, an I/O error): the store is degraded. Writes
+ * are refused until a write succeeds again; reads keep answering from memory. The HTTP edge maps
+ * it to 503 `storage_unavailable` with `Retry-After: retryAfterSeconds`.
+ */
+export class StorageUnavailableError extends StoreUnavailableError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** A file operation in the data directory failed; the message names the file and the reason. */
+export class StorageWriteError extends Error {
+  readonly path: string;
+  readonly code: string | undefined;
+  constructor(operation: string, path: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const reason = code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : (cause as Error | undefined)?.message ?? String(cause);
+    super(`could not ${operation} ${path}: ${reason}${code && !reason.includes(code) ? ` (${code})` : ''}`, { cause });
+    this.name = 'StorageWriteError';
+    this.path = path;
+    this.code = code;
+  }
+}
+
 /** The journal or snapshot on disk is damaged or inconsistent; the store refuses to open. */
 export class StoreCorruptionError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -25,7 +53,7 @@ export class StoreCorruptionError extends Error {
 export class DataDirLockedError extends Error {
   readonly pid: number;
   constructor(dataDir: string, pid: number) {
-    super(`another process (pid ${pid}) holds the data directory ${dataDir}`);
+    super(`another process${pid > 0 ? ` (pid ${pid})` : ''} holds the data directory ${dataDir}`);
     this.name = 'DataDirLockedError';
     this.pid = pid;
   }

@@ -13,9 +13,11 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SqlValue } from '../store.ts';
-import { StoreCorruptionError, StoreUnavailableError } from './errors.ts';
+import { StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
+import { FILE_MODE, naming, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
 
 export type JournalOp =
   | { kind: 'stmt'; sql: string; params: SqlValue[] }
@@ -82,6 +84,18 @@ function frameAt(buf: Buffer, off: number): Buffer | null {
   return crc32(payload) === buf.readUInt32BE(off + 4) ? payload : null;
 }
 
+/**
+ * A record whose header and payload are all there (it ends exactly at the end of the file, and its
+ * payload starts like a record) but whose checksum fails: damage to a written record, not a write
+ * cut short by a crash (that leaves a record shorter than its header says).
+ */
+function isCompleteDamagedRecord(buf: Buffer, off: number): boolean {
+  if (buf.length - off < HEADER_BYTES) return false;
+  const len = buf.readUInt32BE(off);
+  if (len === 0 || off + HEADER_BYTES + len !== buf.length) return false;
+  return buf.subarray(off + HEADER_BYTES, off + HEADER_BYTES + PAYLOAD_PREFIX.length).equals(PAYLOAD_PREFIX);
+}
+
 export interface ParsedJournal {
   records: JournalRecord[];
   /** Length of the valid prefix; anything after it is a torn tail. */
@@ -102,9 +116,17 @@ export function parseJournal(buf: Buffer, path = 'journal'): ParsedJournal {
       for (let probe = off + 1; probe + HEADER_BYTES < buf.length; probe++) {
         if (frameAt(buf, probe) !== null) {
           throw new StoreCorruptionError(
-            `${path}: damaged record at byte ${off} is followed by a valid record at byte ${probe}; refusing to open (restore from backup)`,
+            `${path}: damaged record at byte ${off} is followed by a valid record at byte ${probe}; refusing to open ` +
+              `(the records after it were acknowledged). Restore the data directory from a backup, or see README "Recovering a data directory"`,
           );
         }
+      }
+      if (isCompleteDamagedRecord(buf, off)) {
+        throw new StoreCorruptionError(
+          `${path}: the last record (bytes ${off} to ${buf.length}) is complete but fails its checksum: it was written whole, so it ` +
+            `was probably acknowledged, and it is damaged. Refusing to open. To start without it, keep a copy of the journal and cut it ` +
+            `at byte ${off} (cp ${path} ${path}.bak && truncate -s ${off} ${path}); see README "Recovering a data directory"`,
+        );
       }
       break;
     }
@@ -118,27 +140,44 @@ export function parseJournal(buf: Buffer, path = 'journal'): ParsedJournal {
   return { records, goodBytes: off };
 }
 
-/** Reads the journal, truncates a torn tail (durably), and returns its records. */
-export async function recoverJournal(path: string): Promise<ParsedJournal & { tornBytes: number; existed: boolean }> {
+export interface RecoveredJournal extends ParsedJournal {
+  /** Bytes after the last whole record (a write cut short by a crash), set aside and cut off. */
+  tornBytes: number;
+  /** Where the torn tail's bytes were kept, or null. */
+  setAsidePath: string | null;
+  existed: boolean;
+}
+
+/**
+ * Reads the journal and returns its records. A torn tail is never destroyed: its bytes are first
+ * copied (durably) to `<journal>.damaged-<time>`, and only then cut off the journal.
+ */
+export async function recoverJournal(path: string, faults?: FaultInjector, now: Date = new Date()): Promise<RecoveredJournal> {
   let buf: Buffer;
   try {
     buf = await readFile(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], goodBytes: 0, tornBytes: 0, existed: false };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], goodBytes: 0, tornBytes: 0, setAsidePath: null, existed: false };
     throw err;
   }
   const parsed = parseJournal(buf, path);
   const tornBytes = buf.length - parsed.goodBytes;
+  let setAsidePath: string | null = null;
   if (tornBytes > 0) {
-    const fh = await open(path, 'r+');
-    try {
-      await fh.truncate(parsed.goodBytes);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    setAsidePath = `${path}.damaged-${now.toISOString().replace(/[:.]/g, '-')}`;
+    await writeFileDurable(setAsidePath, buf.subarray(parsed.goodBytes), faults);
+    await syncDir(dirname(path));
+    await naming('truncate', path, async () => {
+      const fh = await open(path, 'r+');
+      try {
+        await fh.truncate(parsed.goodBytes);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
   }
-  return { ...parsed, tornBytes, existed: true };
+  return { ...parsed, tornBytes, setAsidePath, existed: true };
 }
 
 interface Deferred {
@@ -158,10 +197,21 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
+export interface JournalOptions {
+  /** Called once, with the error, when a write or fsync fails. */
+  onFailure: (err: Error) => void;
+  /** The error appends and waiters are rejected with after a failure. */
+  unavailable?: (cause: Error | null) => Error;
+  faults?: FaultInjector | undefined;
+}
+
 /** Append-only journal file with group commit. */
 export class Journal {
+  readonly path: string;
   private readonly handle: FileHandle;
   private readonly onFailure: (err: Error) => void;
+  private readonly makeUnavailable: (cause: Error | null) => Error;
+  private readonly faults: FaultInjector | undefined;
   private pending: Buffer[] = [];
   private pendingLsn = 0;
   /** The batch being gathered (written by the next write+fsync). */
@@ -177,15 +227,31 @@ export class Journal {
   durableLsn: number;
   fsyncs = 0;
 
-  private constructor(handle: FileHandle, bytes: number, durableLsn: number, onFailure: (err: Error) => void) {
+  private constructor(path: string, handle: FileHandle, bytes: number, durableLsn: number, options: JournalOptions) {
+    this.path = path;
     this.handle = handle;
     this.bytes = bytes;
     this.durableLsn = durableLsn;
-    this.onFailure = onFailure;
+    this.onFailure = options.onFailure;
+    this.makeUnavailable = options.unavailable ?? ((cause) => new StoreUnavailableError('store failed: a journal write could not be made durable', { cause }));
+    this.faults = options.faults;
   }
 
-  static async open(path: string, bytes: number, durableLsn: number, onFailure: (err: Error) => void): Promise<Journal> {
-    return new Journal(await open(path, 'a'), bytes, durableLsn, onFailure);
+  /** Opens (creating, mode 0600) the journal at `path`, whose first `bytes` are whole records up to `durableLsn`. */
+  static async open(path: string, bytes: number, durableLsn: number, options: JournalOptions): Promise<Journal> {
+    const handle = await naming('open', path, () => open(path, 'a', FILE_MODE));
+    try {
+      await naming('chmod', path, () => handle.chmod(FILE_MODE));
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    return new Journal(path, handle, bytes, durableLsn, options);
+  }
+
+  /** True once a write failed: this journal takes no more frames (the engine opens a new one). */
+  get failed(): boolean {
+    return this.failure !== null;
   }
 
   /** Queues a frame; resolves once it is written and fsynced. */
@@ -206,8 +272,8 @@ export class Journal {
     return (this.nextBatch ?? this.currentBatch)?.promise ?? Promise.resolve();
   }
 
-  private unavailable(): StoreUnavailableError {
-    return new StoreUnavailableError('store failed: a journal write could not be made durable', { cause: this.failure });
+  private unavailable(): Error {
+    return this.makeUnavailable(this.failure);
   }
 
   private async flushLoop(): Promise<void> {
@@ -221,6 +287,7 @@ export class Journal {
       this.pendingBytes = 0;
       this.nextBatch = null;
       try {
+        this.faults?.beforeWrite(this.path, data.length);
         let written = 0;
         while (written < data.length) {
           const { bytesWritten } = await this.handle.write(data, written, data.length - written);
@@ -232,7 +299,7 @@ export class Journal {
         this.durableLsn = lsn;
         batch.resolve();
       } catch (err) {
-        this.failure = err instanceof Error ? err : new Error(String(err));
+        this.failure = new StorageWriteError('write', this.path, err);
         const error = this.unavailable();
         batch.reject(error);
         (this.nextBatch as Deferred | null)?.reject(error); // frames appended during the failed write
@@ -249,8 +316,10 @@ export class Journal {
   /** Empties the file (after a checkpoint). Call only when nothing is pending. */
   async truncate(): Promise<void> {
     await this.flushed();
-    await this.handle.truncate(0);
-    await this.handle.sync();
+    await naming('truncate', this.path, async () => {
+      await this.handle.truncate(0);
+      await this.handle.sync();
+    });
     this.bytes = 0;
   }
 

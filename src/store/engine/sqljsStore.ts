@@ -7,26 +7,40 @@
  * - A checkpoint exports the whole database to `snapshot.db` (atomically, via rename) and
  *   empties the journal. The snapshot stores the last LSN it contains (`_engine_meta`), so a
  *   journal left behind by a crash between rename and truncate is skipped, never re-applied.
- * - At open: load the snapshot, replay the journal, checkpoint, apply migrations.
+ *   `manifest.json` records the snapshot's LSN, size and SHA-256 (see manifest.ts): a changed,
+ *   missing or empty snapshot refuses to open instead of being served or replaced by an empty one.
+ * - At open: load and verify the snapshot, replay the journal (a torn tail is set aside, never
+ *   destroyed), checkpoint, apply migrations, seal any secret not sealed under the current key.
+ * - A failed write to disk (a full disk) degrades the store instead of stopping it: the memory is
+ *   rebuilt from what is durable (so nothing unacknowledged is ever shown), writes are refused
+ *   with StorageUnavailableError, reads keep answering, and a probe returns the store to normal
+ *   by itself once the disk takes writes again.
  * - Everything (transactions, reads, checkpoints) runs through one FIFO queue.
+ * - The data directory is 0700 and every file in it 0600.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
+import { resealSecrets } from '../sealedColumns.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
-import { StoreCorruptionError, StoreUnavailableError } from './errors.ts';
-import { Journal, encodeRecord, recoverJournal } from './journal.ts';
+import { StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
+import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
+import { Journal, encodeRecord, parseJournal, recoverJournal } from './journal.ts';
 import type { JournalOp, JournalRecord } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
+import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
 import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from './migrate.ts';
 import type { Migration } from './migrate.ts';
+import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from './sealing.ts';
 
 export { lockHolderPid } from './lock.ts';
+export type { FaultInjector } from './files.ts';
+export type { SecretsKeyOptions } from './sealing.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -37,6 +51,12 @@ export interface SqlJsStoreOptions {
   /** Journal size that triggers a background checkpoint; default 64 MiB. */
   checkpointBytes?: number;
   onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
+  /** The key that seals secrets at rest; default: the key file DATA_DIR/secrets.key, created on first start. */
+  secrets?: SecretsKeyOptions;
+  /** How often a degraded store tries a write again (default 1000 ms); also sets the Retry-After of its refusals. */
+  storageProbeIntervalMs?: number;
+  /** Tests only: a fault-injecting file layer (e.g. a simulated full disk). */
+  faults?: FaultInjector;
 }
 
 export interface StoreStats {
@@ -51,16 +71,34 @@ export interface StoreStats {
   checkpoints: number;
 }
 
+/** `ok`, or `degraded` (a write to disk failed: writes refused, reads served), or `closed`. */
+export type StorageState = 'ok' | 'degraded' | 'closed';
+
 export interface SqlJsStoreExtra {
   /** Writes a snapshot and empties the journal (queued like a transaction). */
   checkpoint(): Promise<void>;
   stats(): StoreStats;
+  storageState(): StorageState;
+  /**
+   * Seals every secret under a new key. With a key file: writes the new key beside it, re-seals,
+   * then replaces the file. With SECRETS_KEY from the environment this is refused (change the
+   * environment instead: see README).
+   */
+  rotateSecretsKey(): Promise<{ keyId: string; previousKeyId: string; resealed: number; keyFile: string }>;
+  /** Where the sealing key comes from, its id, and how many sealed values there are. */
+  secretsStatus(): Promise<{ keyId: string; source: 'environment' | 'file'; keyFile: string | null; sealedValues: number }>;
 }
 
 export type SqlJsStore = Store & SqlJsStoreExtra;
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_PROBE_INTERVAL_MS = 1000;
+/** What the probe writes to learn whether the disk takes writes again. */
+const PROBE_BYTES = 64 * 1024;
+const PROBE_FILE = '.write-probe';
+/** After a failed checkpoint, the next is not tried before this long. */
+const CHECKPOINT_RETRY_MS = 30_000;
 const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KEY CHECK (id = 1), last_lsn INTEGER NOT NULL)';
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
@@ -96,12 +134,35 @@ const TX_CONTROL = /^\s*(BEGIN|COMMIT|END)\b|^\s*ROLLBACK\s*(TRANSACTION\s*)?;?\
 
 type Mode = 'run' | 'get' | 'all';
 
+function describe(image: Uint8Array, lsn: number): SnapshotDescriptor {
+  return { lsn, bytes: image.length, sha256: sha256(image) };
+}
+
+function sameSnapshot(a: SnapshotDescriptor, b: SnapshotDescriptor): boolean {
+  return a.sha256 === b.sha256 && a.bytes === b.bytes;
+}
+
+interface EngineFiles {
+  dir: string;
+  snapshot: string;
+  journal: string;
+  manifest: string;
+}
+
+interface QueueOptions {
+  /** Run even though the store is degraded and its memory could not be rebuilt (close). */
+  tolerateRebuildFailure?: boolean;
+}
+
 class SqlJsEngine implements SqlJsStore {
-  private readonly db: Database;
+  private db: Database;
   private journal!: Journal; // set by recover()
+  private readonly SQL: SqlJsStatic;
   private readonly lock: DataDirLock;
-  private readonly dir: string;
+  private readonly files: EngineFiles;
   private readonly checkpointBytes: number;
+  private readonly probeIntervalMs: number;
+  private readonly faults: FaultInjector | undefined;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
   private readonly jobContext = new AsyncLocalStorage<object>();
   private currentJob: object | null = null;
@@ -110,51 +171,95 @@ class SqlJsEngine implements SqlJsStore {
   private checkpoints = 0;
   /** LSN contained in snapshot.db (-1: no snapshot yet). */
   private snapshotLsn = -1;
+  /** What snapshot.db holds on disk (null: none yet); every manifest written names it. */
+  private onDisk: SnapshotDescriptor | null;
   private checkpointQueued = false;
-  private failure: Error | null = null;
+  private checkpointNotBefore = 0;
+  /** Set when a write to disk failed; cleared by a successful probe. */
+  private degraded: { since: Date; cause: Error } | null = null;
+  /** Memory may hold transactions that were never made durable: rebuild it from disk before any other job. */
+  private needsRebuild = false;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
   private closing: Promise<void> | null = null;
   private closed = false;
+  keyring!: SecretKeyring; // set by openSqlJsStore before the store is shared
+  keySource: { keyFile: string | null } = { keyFile: null };
 
-  private readonly hasSnapshot: boolean;
-
-  constructor(db: Database, hasSnapshot: boolean, dir: string, lock: DataDirLock, options: SqlJsStoreOptions) {
+  constructor(SQL: SqlJsStatic, db: Database, onDisk: SnapshotDescriptor | null, files: EngineFiles, lock: DataDirLock, options: SqlJsStoreOptions) {
+    this.SQL = SQL;
     this.db = db;
-    this.hasSnapshot = hasSnapshot;
-    this.dir = dir;
+    this.onDisk = onDisk;
+    this.files = files;
     this.lock = lock;
     this.checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.probeIntervalMs = options.storageProbeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+    this.faults = options.faults;
     const onLog = options.onLog;
-    this.log = (level, msg, fields = {}) => onLog?.(level, msg, { dataDir: dir, ...fields });
+    this.log = (level, msg, fields = {}) => onLog?.(level, msg, { dataDir: files.dir, ...fields });
   }
 
   // ---- opening -------------------------------------------------------------------------
 
-  async recover(): Promise<void> {
+  /** Prepares a freshly loaded database and returns the LSN its snapshot holds. */
+  private initDatabase(): number {
     this.configureConnection(); // replay must reproduce ON DELETE CASCADE etc.
     this.db.run(META_DDL);
     this.db.run('INSERT OR IGNORE INTO _engine_meta (id, last_lsn) VALUES (1, 0)');
     this.db.run(SCHEMA_MIGRATIONS_DDL);
-    const snapshotLsn = Number(this.db.exec('SELECT last_lsn FROM _engine_meta')[0]!.values[0]![0]);
-    this.lsn = snapshotLsn;
-    if (this.hasSnapshot) this.snapshotLsn = snapshotLsn;
+    return Number(this.db.exec('SELECT last_lsn FROM _engine_meta')[0]!.values[0]![0]);
+  }
 
-    const journalPath = join(this.dir, 'journal.log');
-    const recovered = await recoverJournal(journalPath);
-    if (recovered.tornBytes > 0) this.log('warn', 'ignored torn journal tail', { bytes: recovered.tornBytes });
+  /** Replays the records after the snapshot; returns how many were applied. */
+  private replayAll(records: JournalRecord[], snapshotLsn: number): number {
     let replayed = 0;
-    for (const record of recovered.records) {
+    for (const record of records) {
       if (record.lsn <= snapshotLsn && this.lsn === snapshotLsn) continue; // already in the snapshot
       if (record.lsn !== this.lsn + 1) {
         throw new StoreCorruptionError(
-          `${journalPath}: record lsn ${record.lsn} does not follow lsn ${this.lsn} (snapshot at ${snapshotLsn}); snapshot and journal do not match`,
+          `${this.files.journal}: record lsn ${record.lsn} does not follow lsn ${this.lsn} (snapshot at ${snapshotLsn}); snapshot and journal do not match`,
         );
       }
       this.replay(record);
       this.lsn = record.lsn;
       replayed++;
     }
-    this.journal = await Journal.open(journalPath, recovered.goodBytes, this.lsn, (err) => this.fail(err));
-    if (!recovered.existed) await syncDir(this.dir);
+    return replayed;
+  }
+
+  private journalOptions() {
+    return { onFailure: (err: Error) => this.enterDegraded(err), unavailable: (cause: Error | null) => this.storageUnavailable(cause), faults: this.faults };
+  }
+
+  async recover(manifest: Manifest | null): Promise<void> {
+    const snapshotLsn = this.initDatabase();
+    this.lsn = snapshotLsn;
+    if (this.onDisk) {
+      this.snapshotLsn = snapshotLsn;
+      if (this.onDisk.lsn !== snapshotLsn) this.onDisk = { ...this.onDisk, lsn: snapshotLsn };
+    }
+
+    const journalPath = this.files.journal;
+    const recovered = await recoverJournal(journalPath, this.faults);
+    if (!recovered.existed && manifest && !manifest.clean) {
+      throw new StoreCorruptionError(
+        `${journalPath} is missing, and ${this.files.manifest} says the service did not stop cleanly: the writes acknowledged after ` +
+          `the snapshot (lsn ${snapshotLsn}) would be lost. Restore journal.log (or the whole data directory) from a backup; ` +
+          `see README "Recovering a data directory"`,
+      );
+    }
+    if (recovered.tornBytes > 0) {
+      this.log('error', 'torn journal tail set aside: the last record was cut short (a crash during a write) and was not replayed', {
+        bytes: recovered.tornBytes,
+        journal: journalPath,
+        keptIn: recovered.setAsidePath,
+      });
+    }
+    const replayed = this.replayAll(recovered.records, snapshotLsn);
+    this.journal = await Journal.open(journalPath, recovered.goodBytes, this.lsn, this.journalOptions());
+    if (!recovered.existed) await syncDir(this.files.dir);
+    // From here until a clean stop, a missing journal would lose acknowledged writes.
+    await this.writeManifestNow(false);
     this.log('info', 'store opened', { snapshotLsn, replayed, skipped: recovered.records.length - replayed, lsn: this.lsn });
     if (recovered.records.length > 0) await this.writeCheckpoint();
   }
@@ -194,6 +299,30 @@ class SqlJsEngine implements SqlJsStore {
     if (applied.length > 0) this.log('info', 'migrations applied', { versions: applied });
   }
 
+  private existingTables(): Set<string> {
+    const result = this.db.exec("SELECT name FROM sqlite_master WHERE type = 'table'");
+    return new Set((result[0]?.values ?? []).map((v) => String(v[0])));
+  }
+
+  /**
+   * Seals every secret not sealed under the current key (values written before sealing existed,
+   * or under a key being rotated out). When anything changed, a checkpoint (after VACUUM, so no
+   * free page keeps an old value) leaves no plain or old-key copy in the snapshot or journal.
+   */
+  async sealSecrets(): Promise<number> {
+    const tables = await this.read(async () => this.existingTables());
+    const changed = await this.transaction((tx) => resealSecrets(tx, tables));
+    if (changed > 0) {
+      await this.enqueue(async () => {
+        this.forgetStatements();
+        this.db.exec('VACUUM');
+        await this.writeCheckpoint();
+      });
+      this.log('info', 'secrets sealed under the current key', { values: changed, keyId: this.keyring.primaryKeyId });
+    }
+    return changed;
+  }
+
   // ---- public API ----------------------------------------------------------------------
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -201,7 +330,7 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   async read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
-    this.assertAccepting('read');
+    this.assertAccepting('read', true);
     const { value, durable } = await this.enqueue(async () => {
       let active = true;
       const guard = (sql: string, params: SqlParams | undefined, mode: Mode) => {
@@ -211,6 +340,7 @@ class SqlJsEngine implements SqlJsStore {
         return this.execute(sql, bindable(params), mode);
       };
       const executor: SqlExecutor = {
+        sealer: this.keyring,
         run: async () => {
           throw new Error('run() is not allowed inside read(); use transaction()');
         },
@@ -223,16 +353,21 @@ class SqlJsEngine implements SqlJsStore {
         active = false;
       }
     });
-    await durable; // never show data a crash could still lose
+    await durable; // never show data a crash could still lose (rejects with StorageUnavailableError if its write failed)
     return value;
   }
 
   isOpen(): boolean {
-    return !this.closing && !this.failure;
+    return !this.closing && !this.degraded && !this.needsRebuild;
+  }
+
+  storageState(): StorageState {
+    if (this.closing) return 'closed';
+    return this.degraded || this.needsRebuild ? 'degraded' : 'ok';
   }
 
   async checkpoint(): Promise<void> {
-    this.assertAccepting('checkpoint');
+    this.assertAccepting('checkpoint', true);
     return this.enqueue(() => this.writeCheckpoint());
   }
 
@@ -241,19 +376,79 @@ class SqlJsEngine implements SqlJsStore {
     return { journalBytes: j.bytes, lsn: this.lsn, durableLsn: j.durableLsn, fsyncs: j.fsyncs, checkpoints: this.checkpoints };
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.enqueue(async () => {
-      try {
-        if (!this.failure && this.lsn !== this.snapshotLsn) await this.writeCheckpoint();
-      } finally {
-        this.closed = true;
-        await this.journal.close().catch(() => {});
-        this.forgetStatements();
-        this.db.close();
-        this.lock.release();
-        this.log('info', 'store closed', { lsn: this.lsn });
+  async rotateSecretsKey(): Promise<{ keyId: string; previousKeyId: string; resealed: number; keyFile: string }> {
+    const keyFile = this.keySource.keyFile;
+    if (keyFile === null) {
+      throw new SecretsKeyFromEnvironmentError(
+        'the sealing key comes from SECRETS_KEY: rotate it by setting SECRETS_KEY_PREVIOUS to the current key and SECRETS_KEY to a new one ' +
+          '(openssl rand -base64 32), then restarting; every secret is re-sealed at start. Then remove SECRETS_KEY_PREVIOUS.',
+      );
+    }
+    this.assertAccepting('transaction');
+    const previousKeyId = this.keyring.primaryKeyId;
+    const next = newSecretsKey();
+    const nextFile = `${keyFile}.next`;
+    await rm(nextFile, { force: true });
+    // 1. the new key is durable before anything is sealed under it (a crash here: the next start finishes the rotation)
+    await writeKeyFile(nextFile, next, join(keyFile, '..'), this.faults);
+    this.keyring.usePrimary(next);
+    let resealed: number;
+    try {
+      // 2. every secret re-sealed in one transaction, then a checkpoint drops old-key copies from snapshot and journal
+      resealed = await this.sealSecrets();
+    } catch (err) {
+      await rm(nextFile, { force: true }).catch(() => {});
+      throw err;
+    }
+    // 3. the new key replaces the old file; the old key is forgotten
+    await naming('rename', nextFile, () => rename(nextFile, keyFile));
+    await syncDir(join(keyFile, '..'));
+    this.keyring.dropOthers();
+    this.log('info', 'secrets key rotated', { keyId: this.keyring.primaryKeyId, previousKeyId, resealed });
+    return { keyId: this.keyring.primaryKeyId, previousKeyId, resealed, keyFile };
+  }
+
+  async secretsStatus(): Promise<{ keyId: string; source: 'environment' | 'file'; keyFile: string | null; sealedValues: number }> {
+    const tables = await this.read(async () => this.existingTables());
+    const sealedValues = await this.read(async (db) => {
+      let count = 0;
+      if (tables.has('webhook_endpoints')) {
+        const row = await db.get<{ n: number }>('SELECT COUNT(secret) + COUNT(previous_secret) AS n FROM webhook_endpoints');
+        count += row?.n ?? 0;
       }
-    }, true);
+      if (tables.has('bank_partners')) {
+        const row = await db.get<{ n: number }>('SELECT COUNT(credential_encrypted) AS n FROM bank_partners');
+        count += row?.n ?? 0;
+      }
+      return count;
+    });
+    const keyFile = this.keySource.keyFile;
+    return { keyId: this.keyring.primaryKeyId, source: keyFile === null ? 'environment' : 'file', keyFile, sealedValues };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.enqueue(
+      async () => {
+        this.stopProbe();
+        try {
+          if (!this.needsRebuild) {
+            if (this.lsn !== this.snapshotLsn || this.journal.bytes > 0) await this.writeCheckpoint();
+            await this.writeManifestNow(true);
+          }
+        } catch (err) {
+          // Nothing is lost: the journal still holds every acknowledged write and is replayed at the next start.
+          this.log('error', 'final checkpoint failed; the journal is kept and replayed at the next start', { err: (err as Error).message });
+        } finally {
+          this.closed = true;
+          await this.journal.close().catch(() => {});
+          this.forgetStatements();
+          this.db.close();
+          this.lock.release();
+          this.log('info', 'store closed', { lsn: this.lsn });
+        }
+      },
+      { tolerateRebuildFailure: true },
+    );
     return this.closing;
   }
 
@@ -261,6 +456,7 @@ class SqlJsEngine implements SqlJsStore {
   async dispose(): Promise<void> {
     this.closed = true;
     this.closing ??= Promise.resolve();
+    this.stopProbe();
     await this.journal?.close().catch(() => {});
     this.forgetStatements();
     this.db.close();
@@ -270,13 +466,19 @@ class SqlJsEngine implements SqlJsStore {
   // ---- internals -----------------------------------------------------------------------
 
   /** Runs `job` after every job queued before it; a job holds the queue until it settles. */
-  private enqueue<T>(job: () => Promise<T>, evenIfFailed = false): Promise<T> {
+  private enqueue<T>(job: () => Promise<T>, options: QueueOptions = {}): Promise<T> {
     const token = {};
     const run = this.tail.then(async () => {
       if (this.closed) throw new StoreUnavailableError('store is closed');
-      if (this.failure && !evenIfFailed) throw this.unavailable();
       this.currentJob = token;
       try {
+        if (this.needsRebuild) {
+          try {
+            await this.rebuild();
+          } catch (err) {
+            if (!options.tolerateRebuildFailure) throw this.storageUnavailable(err as Error);
+          }
+        }
         return await this.jobContext.run(token, job);
       } finally {
         this.currentJob = null;
@@ -286,27 +488,106 @@ class SqlJsEngine implements SqlJsStore {
     return run;
   }
 
-  private assertAccepting(what: string): void {
-    if (this.failure) throw this.unavailable();
+  private assertAccepting(what: string, evenIfDegraded = false): void {
     if (this.closing) throw new StoreUnavailableError('store is closed');
+    if (!evenIfDegraded && this.degraded) throw this.storageUnavailable();
     if (this.currentJob !== null && this.jobContext.getStore() === this.currentJob) {
       throw new Error(`${what}() called inside a transaction or read of the same store; it would deadlock`);
     }
   }
 
-  private unavailable(): StoreUnavailableError {
-    return new StoreUnavailableError('store failed: a journal write could not be made durable', { cause: this.failure });
+  private retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.probeIntervalMs / 1000));
   }
 
-  private fail(err: Error): void {
-    if (this.failure) return;
-    this.failure = err;
-    this.log('error', 'journal write failed; store stopped accepting work', { err: err.message });
+  private storageUnavailable(cause: Error | null = this.degraded?.cause ?? null): StorageUnavailableError {
+    const why = cause ? `: ${cause.message}` : '';
+    return new StorageUnavailableError(
+      `storage unavailable${why}; writes are refused until the disk takes writes again`,
+      this.retryAfterSeconds(),
+      { cause },
+    );
+  }
+
+  /** A write to disk failed: degrade (writes refused, memory rebuilt from disk before the next job) and start probing. */
+  private enterDegraded(err: Error): void {
+    this.needsRebuild = true;
+    if (!this.degraded) {
+      this.degraded = { since: new Date(), cause: err };
+      this.log('error', 'storage write failed: store degraded (writes refused, reads served) until a write succeeds again', {
+        err: err.message,
+        code: (err as StorageWriteError).code,
+        file: (err as StorageWriteError).path,
+      });
+    }
+    if (!this.probeTimer && !this.closing) {
+      this.probeTimer = setInterval(() => void this.probe(), this.probeIntervalMs);
+      this.probeTimer.unref();
+    }
+  }
+
+  private stopProbe(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = null;
+  }
+
+  /** Tries a durable write; when it succeeds the store is back to normal. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.closing || !this.degraded) return;
+    this.probing = true;
+    const probePath = join(this.files.dir, PROBE_FILE);
+    try {
+      await this.enqueue(async () => {
+        try {
+          await writeFileDurable(probePath, Buffer.alloc(PROBE_BYTES), this.faults);
+        } finally {
+          await rm(probePath, { force: true });
+        }
+        const since = this.degraded!.since;
+        this.degraded = null;
+        this.stopProbe();
+        this.log('warn', 'storage takes writes again: store back to normal', { degradedMs: Date.now() - since.getTime(), lsn: this.lsn });
+      });
+    } catch {
+      // still failing: the next tick tries again
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /**
+   * Replaces memory with what is durable: the snapshot plus the journal's whole records. A failed
+   * append may have left part of a record in the journal, and its transactions are in memory but
+   * were never acknowledged: both go. Runs inside the queue.
+   */
+  private async rebuild(): Promise<void> {
+    const durableBytes = this.journal.bytes;
+    const before = this.lsn;
+    await this.journal.close().catch(() => {});
+    await naming('truncate', this.files.journal, () => truncate(this.files.journal, durableBytes));
+    const image = this.onDisk ? await readFile(this.files.snapshot) : null;
+    if (image && this.onDisk && !sameSnapshot(describe(image, this.onDisk.lsn), this.onDisk)) {
+      throw new StoreCorruptionError(`${this.files.snapshot} changed on disk while the service was running`);
+    }
+    const records = parseJournal(await readFile(this.files.journal), this.files.journal).records;
+    this.forgetStatements();
+    this.db.close();
+    this.db = image ? new this.SQL.Database(image) : new this.SQL.Database();
+    const snapshotLsn = this.initDatabase();
+    this.lsn = snapshotLsn;
+    this.replayAll(records, snapshotLsn);
+    this.journal = await Journal.open(this.files.journal, durableBytes, this.lsn, this.journalOptions());
+    this.needsRebuild = false;
+    this.log('warn', 'memory rebuilt from disk after a failed write; the unacknowledged transactions were dropped', {
+      lsn: this.lsn,
+      dropped: before - this.lsn,
+    });
   }
 
   private async write<T>(fn: (tx: Tx, exec: (sql: string) => void) => Promise<T>): Promise<T> {
     this.assertAccepting('transaction');
     const { value, durable } = await this.enqueue(async () => {
+      if (this.degraded) throw this.storageUnavailable();
       const ops: JournalOp[] = [];
       let active = true;
       const guard = (sql: string, params: SqlParams | undefined, mode: Mode) => {
@@ -318,6 +599,7 @@ class SqlJsEngine implements SqlJsStore {
         return result;
       };
       const tx: Tx = {
+        sealer: this.keyring,
         run: async (sql, params) => guard(sql, params, 'run') as { changes: number },
         get: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'get') as R | undefined,
         all: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'all') as R[],
@@ -350,16 +632,17 @@ class SqlJsEngine implements SqlJsStore {
     return value;
   }
 
-  /** Runs one prepared statement (only the first statement of `sql`). */
   /**
    * Connection settings. Durability is this engine's journal, not SQLite's, so SQLite's rollback
    * journal lives in memory and the one connection keeps its lock: otherwise every statement
    * re-checks lock and journal files in sql.js's emulated file system, a large share of a read.
+   * secure_delete overwrites deleted content, so a snapshot keeps no copy of a replaced value.
    */
   private configureConnection(): void {
     this.db.run('PRAGMA foreign_keys = ON');
     this.db.run('PRAGMA journal_mode = MEMORY');
     this.db.run('PRAGMA locking_mode = EXCLUSIVE');
+    this.db.run('PRAGMA secure_delete = ON');
   }
 
   private readonly statements = new Map<string, Statement>();
@@ -387,6 +670,7 @@ class SqlJsEngine implements SqlJsStore {
     this.statements.clear();
   }
 
+  /** Runs one prepared statement (only the first statement of `sql`). */
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | undefined {
     const stmt = this.prepared(sql);
     try {
@@ -423,13 +707,25 @@ class SqlJsEngine implements SqlJsStore {
 
   private maybeScheduleCheckpoint(): void {
     if (this.checkpointQueued || this.journal.bytes + this.journal.pendingBytes < this.checkpointBytes) return;
+    if (Date.now() < this.checkpointNotBefore) return;
     this.checkpointQueued = true;
     this.enqueue(() => this.writeCheckpoint())
-      .catch((err: Error) => this.log('error', 'background checkpoint failed', { err: err.message }))
+      .catch((err: Error) => {
+        this.checkpointNotBefore = Date.now() + CHECKPOINT_RETRY_MS;
+        this.log('error', 'background checkpoint failed; the journal keeps every write, retrying later', { err: err.message });
+      })
       .finally(() => (this.checkpointQueued = false));
   }
 
-  /** Snapshot + journal truncate. Runs inside the queue (or before the store is shared). */
+  private async writeManifestNow(clean: boolean, pending: SnapshotDescriptor | null = null): Promise<void> {
+    await writeManifest(this.files.dir, { snapshot: this.onDisk, pending, clean }, this.faults);
+  }
+
+  /**
+   * Snapshot + journal truncate. Runs inside the queue (or before the store is shared). The
+   * manifest names the new snapshot as pending before the rename and as current after it, so a
+   * crash at any point leaves a snapshot.db the manifest vouches for.
+   */
   private async writeCheckpoint(): Promise<void> {
     await this.journal.flushed();
     const started = performance.now();
@@ -437,10 +733,20 @@ class SqlJsEngine implements SqlJsStore {
     this.forgetStatements();
     const image = this.db.export();
     this.configureConnection(); // export() may reset connection state
-    const snapshot = join(this.dir, 'snapshot.db');
-    await writeFileDurable(`${snapshot}.tmp`, image);
-    await rename(`${snapshot}.tmp`, snapshot);
-    await syncDir(this.dir);
+    const next = describe(image, this.lsn);
+    const snapshot = this.files.snapshot;
+    const temporary = `${snapshot}.tmp`;
+    try {
+      await writeFileDurable(temporary, image, this.faults);
+      await this.writeManifestNow(false, next);
+      await naming('rename', temporary, () => rename(temporary, snapshot));
+    } catch (err) {
+      await rm(temporary, { force: true }).catch(() => {});
+      throw err;
+    }
+    this.onDisk = next;
+    await syncDir(this.files.dir);
+    await this.writeManifestNow(false);
     await this.journal.truncate(); // a crash before this leaves records <= last_lsn: skipped at open
     this.checkpoints++;
     this.snapshotLsn = this.lsn;
@@ -448,51 +754,147 @@ class SqlJsEngine implements SqlJsStore {
   }
 }
 
-async function writeFileDurable(path: string, data: Uint8Array): Promise<void> {
-  const fh = await open(path, 'w');
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+/** rotateSecretsKey() with the key from the environment: the operator changes the environment instead. */
+export class SecretsKeyFromEnvironmentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretsKeyFromEnvironmentError';
   }
 }
 
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+async function readOptional(path: string): Promise<Buffer | null> {
   try {
-    await fh.sync();
-  } finally {
-    await fh.close();
+    return await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    },
+  );
+}
+
+const RECOVERY_HINT = 'see README "Recovering a data directory"';
+
+/**
+ * Checks snapshot.db against the manifest; returns what it holds (null: no snapshot, a new or
+ * never checkpointed directory). Refuses a missing, empty or changed snapshot with a message
+ * naming the file and what was expected.
+ */
+async function verifySnapshot(files: EngineFiles, image: Buffer | null, manifest: Manifest | null, keyFileInDir: string | null): Promise<SnapshotDescriptor | null> {
+  const expected = [manifest?.snapshot, manifest?.pending].filter((d): d is SnapshotDescriptor => !!d);
+  if (manifest) {
+    if (image === null) {
+      if (expected.length === 0) return null;
+      throw new StoreCorruptionError(
+        `${files.snapshot} is missing, but ${files.manifest} records a snapshot (${describeSnapshot(expected[0]!)}). ` +
+          `The service will not start empty: restore snapshot.db from a backup; ${RECOVERY_HINT}`,
+      );
+    }
+    const found = describe(image, 0);
+    const match = expected.find((d) => sameSnapshot(d, found));
+    if (!match) {
+      const want = expected.length ? describeSnapshot(expected[0]!) : 'no snapshot at all';
+      throw new StoreCorruptionError(
+        `${files.snapshot} does not match ${files.manifest}: expected ${want}; found ${found.bytes} bytes` +
+          (found.bytes === 0 ? ' (an empty file)' : `, sha256 ${found.sha256}`) +
+          `. The file was changed or damaged; refusing to start rather than serve it. Restore it from a backup; ${RECOVERY_HINT}`,
+      );
+    }
+    return match;
+  }
+  // No manifest: a directory made before manifests existed, or a new one.
+  if (image !== null) {
+    if (image.length === 0) {
+      throw new StoreCorruptionError(`${files.snapshot} is empty (0 bytes); refusing to start with an empty database. Restore it from a backup; ${RECOVERY_HINT}`);
+    }
+    return describe(image, 0);
+  }
+  const evidence = [keyFileInDir, join(files.dir, 'documents')].filter((p): p is string => p !== null);
+  for (const path of evidence) {
+    if (await exists(path)) {
+      throw new StoreCorruptionError(
+        `${files.dir} has held data (${path} exists) but has neither ${MANIFEST_FILE} nor snapshot.db; refusing to start empty. ` +
+          `Restore them from a backup; ${RECOVERY_HINT}`,
+      );
+    }
+  }
+  return null;
+}
+
+/** Creates the data directory 0700, or warns when an existing one is open to other users. */
+async function prepareDataDir(dir: string, log: SqlJsStoreOptions['onLog']): Promise<void> {
+  const existed = await exists(dir);
+  await naming('create the data directory', dir, () => mkdir(dir, { recursive: true, mode: DIR_MODE }));
+  if (existed) {
+    const mode = (await stat(dir)).mode & 0o777;
+    if (mode & 0o077) {
+      log?.('warn', `data directory ${dir} has mode ${mode.toString(8)}: other users can reach the database and documents; run chmod 700 ${dir}`, {
+        dataDir: dir,
+        mode: mode.toString(8),
+      });
+    }
+  }
+  // Every file the process creates (documents, uploads being received, temporary files) is 0600.
+  try {
+    process.umask(process.umask(0o077) | 0o077);
+  } catch {
+    // worker threads cannot change the umask: the engine's own files are created 0600 anyway
   }
 }
 
 /** Opens (creating if needed) the data directory and returns the durable store. */
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
   const dir = resolve(options.dataDir);
-  await mkdir(dir, { recursive: true });
-  const lock = acquireLock(dir, (pid) => options.onLog?.('warn', 'taking over stale lock', { dataDir: dir, stalePid: pid }));
+  await prepareDataDir(dir, options.onLog);
+  const lock = await acquireLock(dir, (pid) => options.onLog?.('warn', 'taking over stale lock', { dataDir: dir, stalePid: pid }));
+  const files: EngineFiles = { dir, snapshot: join(dir, 'snapshot.db'), journal: join(dir, 'journal.log'), manifest: join(dir, MANIFEST_FILE) };
   let db: Database | undefined;
   let engine: SqlJsEngine | undefined;
   try {
     const SQL = await loadSqlJs();
-    const snapshotPath = join(dir, 'snapshot.db');
-    await rm(`${snapshotPath}.tmp`, { force: true });
-    const image = await readFile(snapshotPath).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return null;
-      throw err;
-    });
-    db = image ? new SQL.Database(image) : new SQL.Database();
-    engine = new SqlJsEngine(db, image !== null, dir, lock, options);
+    await rm(`${files.snapshot}.tmp`, { force: true });
+    await rm(`${files.manifest}.tmp`, { force: true });
+    await rm(join(dir, PROBE_FILE), { force: true });
+    const manifest = await readManifest(dir);
+    const image = await readOptional(files.snapshot);
+    const secrets = options.secrets ?? {};
+    const keyFileInDir = secrets.key ? null : resolve(secrets.keyFile ?? join(dir, SECRETS_KEY_FILE)).startsWith(dir + '/') ? resolve(secrets.keyFile ?? join(dir, SECRETS_KEY_FILE)) : null;
+    const onDisk = await verifySnapshot(files, image, manifest, keyFileInDir);
+    if (image && !manifest) options.onLog?.('warn', `no ${MANIFEST_FILE} yet: adopting snapshot.db as it is`, { dataDir: dir, bytes: image.length });
     try {
-      await engine.recover();
+      db = image ? new SQL.Database(image) : new SQL.Database();
+      engine = new SqlJsEngine(SQL, db, onDisk, files, lock, options);
+      await engine.recover(manifest);
     } catch (err) {
-      if (image && !(err instanceof StoreCorruptionError) && /not a database|malformed/i.test((err as Error).message)) {
-        throw new StoreCorruptionError(`${snapshotPath} is not a valid SQLite database`, { cause: err });
+      if (image && !(err instanceof StoreCorruptionError) && !(err instanceof StorageWriteError) && /not a database|malformed/i.test((err as Error).message)) {
+        throw new StoreCorruptionError(`${files.snapshot} is not a valid SQLite database; ${RECOVERY_HINT}`, { cause: err });
       }
       throw err;
     }
+    // The key file comes after the manifest: a key file in DATA_DIR proves the directory was initialised.
+    const loaded = await loadKeyring(dir, secrets, options.faults);
+    engine.keyring = loaded.keyring;
+    engine.keySource = { keyFile: loaded.keyFile };
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+    if (loaded.nextKey && loaded.keyFile) {
+      // A rotation was cut short: finish it (seal everything under the new key, then replace the file).
+      engine.keyring.usePrimary(loaded.nextKey);
+      await engine.sealSecrets();
+      await naming('rename', `${loaded.keyFile}.next`, () => rename(`${loaded.keyFile}.next`, loaded.keyFile!));
+      await syncDir(join(loaded.keyFile, '..'));
+      engine.keyring.dropOthers();
+      options.onLog?.('warn', 'finished an interrupted secrets key rotation', { dataDir: dir, keyId: engine.keyring.primaryKeyId });
+    } else {
+      await engine.sealSecrets();
+    }
     return engine;
   } catch (err) {
     if (engine) await engine.dispose();
@@ -503,3 +905,5 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
     throw err;
   }
 }
+
+export { encodeSecretsKey };

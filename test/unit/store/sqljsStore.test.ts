@@ -1,9 +1,9 @@
 import { open as openFile, readFile, stat, truncate, appendFile, writeFile, rm, access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../src/store/engine/errors.ts';
+import { StorageUnavailableError, StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../src/store/engine/errors.ts';
 import type { SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
-import { crashImage, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
+import { crashImage, eventually, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 
 let dirs: TempDirs;
@@ -235,8 +235,23 @@ describe('sql.js store durability', () => {
     await insert(store, 'b');
     const image = await crashImage(dir, dir + '-img');
     await store.close();
-    await rm(join(image, 'snapshot.db')); // journal starts at lsn 3 but there is nothing before it
+    // A directory from before manifests (so no manifest says a snapshot must exist): the journal
+    // starts at lsn 3 but there is nothing before it.
+    await rm(join(image, 'snapshot.db'));
+    await rm(join(image, 'manifest.json'));
+    await rm(join(image, 'secrets.key'));
     await expect(open(image, noMigrations)).rejects.toThrow(/does not follow lsn 0/);
+  });
+
+  it('refuses to start when the snapshot the manifest records is missing (never opens empty)', async () => {
+    const { dir, store } = await fresh('gap-manifest');
+    await insert(store, 'a');
+    await store.checkpoint();
+    await insert(store, 'b');
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    await rm(join(image, 'snapshot.db'));
+    await expect(open(image, noMigrations)).rejects.toThrow(/snapshot\.db is missing, but .*manifest\.json records a snapshot \(lsn 2,/);
   });
 
   it('Uint8Array and other parameter types round-trip through journal replay', async () => {
@@ -404,25 +419,45 @@ describe('sql.js store durability', () => {
     await again.close();
   });
 
-  it('a journal write failure rejects the transaction and stops the store', async () => {
-    const { dir, store } = await fresh('fsync-failure');
+  it('a journal write failure rejects the transaction and degrades the store: reads go on, writes are refused until a write succeeds again', async () => {
+    const disk = { full: false };
+    const faults = {
+      beforeWrite(path: string) {
+        if (disk.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
+      },
+    };
+    const logs: string[] = [];
+    const { dir, store } = await fresh('fsync-failure', { faults, storageProbeIntervalMs: 20, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
     await insert(store, 'ok');
     const probe = await openFile(join(dir, 'journal.log'), 'r');
     const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
     await probe.close();
     const spy = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+    disk.full = true; // the probe keeps failing until the disk is freed
     try {
-      await expect(insert(store, 'lost')).rejects.toBeInstanceOf(StoreUnavailableError);
+      const err = await insert(store, 'lost').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StorageUnavailableError);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect((err as StorageUnavailableError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect((err as Error).message).toContain(join(dir, 'journal.log'));
     } finally {
       spy.mockRestore();
     }
     expect(store.isOpen()).toBe(false);
-    await expect(insert(store, 'after')).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(store.read(async () => 1)).rejects.toBeInstanceOf(StoreUnavailableError);
-    await store.close(); // no checkpoint of the diverged memory
-    await expect(access(join(dir, 'snapshot.db'))).rejects.toThrow();
-    const again = await open(dir, noMigrations);
-    expect((await names(again)).slice(0, 1)).toEqual(['ok']); // 'lost' was never acknowledged; it may or may not be there
+    expect(store.storageState()).toBe('degraded');
+    expect(logs.some((l) => l.startsWith('error storage write failed'))).toBe(true);
+    await expect(insert(store, 'after')).rejects.toBeInstanceOf(StorageUnavailableError);
+    // reads answer from memory, which holds only what was acknowledged
+    expect(await names(store)).toEqual(['ok']);
+    disk.full = false; // space freed: the store heals by itself, no restart
+    await eventually(() => store.storageState() === 'ok');
+    expect(store.isOpen()).toBe(true);
+    await insert(store, 'healed');
+    expect(await names(store)).toEqual(['ok', 'healed']);
+    const image = await crashImage(dir, dir + '-img');
+    await store.close();
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(['ok', 'healed']); // 'lost' was never acknowledged and is not there
     await again.close();
   });
 

@@ -44,3 +44,12 @@ export async function crashImage(dataDir: string, target: string): Promise<strin
   await cp(dataDir, target, { recursive: true });
   return target;
 }
+
+/** Polls `check` every 10 ms until it is true, for at most `timeoutMs` (a bound, not a timing assertion). */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Which columns hold sealed secrets (see src/store/engine/sealing.ts), the additional data that
+ * binds each sealed value to its row, and the pass that (re-)seals every such value under the
+ * current key: at open (values stored in plain text before sealing existed, or under an older
+ * key) and when the key is rotated.
+ */
+import type { SecretSealer, Tx } from './store.ts';
+
+/** The sealing context of a webhook endpoint's current and previous signing secrets. */
+export const webhookSecretContext = (webhookId: string): string => `webhook_endpoints:${webhookId}`;
+/** The sealing context of a bank partner's stored credential. */
+export const bankPartnerCredentialContext = (partnerId: string): string => `bank_partners:${partnerId}`;
+
+interface SealedTable {
+  table: string;
+  columns: readonly string[];
+  context: (id: string) => string;
+}
+
+export const SEALED_COLUMNS: readonly SealedTable[] = [
+  { table: 'webhook_endpoints', columns: ['secret', 'previous_secret'], context: webhookSecretContext },
+  { table: 'bank_partners', columns: ['credential_encrypted'], context: bankPartnerCredentialContext },
+];
+
+/** The value as stored: sealed under the current key (an already current value is kept as is). */
+function resealed(sealer: SecretSealer & { isCurrent?(value: string): boolean }, value: string, context: string): string | null {
+  if (sealer.isSealed(value)) {
+    if (sealer.isCurrent?.(value)) return null;
+    return sealer.seal(sealer.open(value, context), context);
+  }
+  return sealer.seal(value, context);
+}
+
+/**
+ * Seals every secret not yet sealed under the current key; returns how many values changed.
+ * `tables` lists the tables that exist (a store opened with other migrations may have none).
+ */
+export async function resealSecrets(tx: Tx, tables: ReadonlySet<string>): Promise<number> {
+  let changed = 0;
+  for (const { table, columns, context } of SEALED_COLUMNS) {
+    if (!tables.has(table)) continue;
+    const rows = await tx.all<Record<string, string | null>>(`SELECT id, ${columns.join(', ')} FROM ${table} ORDER BY id`);
+    for (const row of rows) {
+      const id = row.id!;
+      for (const column of columns) {
+        const value = row[column];
+        if (value === null || value === undefined) continue;
+        const next = resealed(tx.sealer, value, context(id));
+        if (next === null) continue;
+        await tx.run(`UPDATE ${table} SET ${column} = ? WHERE id = ?`, [next, id]);
+        changed++;
+      }
+    }
+  }
+  return changed;
+}

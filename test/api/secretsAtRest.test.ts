@@ -1,0 +1,149 @@
+/**
+ * Secrets and data at rest: webhook signing secrets (current and rotated-out) and bank partner
+ * credentials never appear in plain text in journal.log, snapshot.db or any other file of the data
+ * directory; the directory is 0700 and every file in it 0600; the sealing key rotates with an admin
+ * command and values stored before sealing existed are sealed at the next start.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCommand } from '../../src/cli/commands.ts';
+import { leasedDeliveries } from '../../src/store/outbox.ts';
+import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+
+let app: TestApp;
+let account: TestAccount;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', BANK_PARTNER_ALLOWED_HOSTS: '127.0.0.1' } });
+  account = await app.newAccount();
+});
+afterAll(() => app.close());
+
+/** Every regular file under `dir` with its bytes and mode. */
+async function filesUnder(dir: string): Promise<Array<{ file: string; bytes: Buffer; mode: number }>> {
+  const out: Array<{ file: string; bytes: Buffer; mode: number }> = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    out.push({ file, bytes: await readFile(file), mode: (await stat(file)).mode & 0o777 });
+  }
+  return out;
+}
+
+function leaks(files: Array<{ file: string; bytes: Buffer }>, secrets: string[]): string[] {
+  const found: string[] = [];
+  for (const { file, bytes } of files) {
+    for (const secret of secrets) if (bytes.includes(Buffer.from(secret, 'utf8'))) found.push(`${path.basename(file)} holds ${secret.slice(0, 10)}…`);
+  }
+  return found;
+}
+
+describe('secrets at rest', () => {
+  let current = '';
+  let rotatedOut = '';
+  let webhookId = '';
+  const credential = 'partner-credential-' + 'k'.repeat(40);
+
+  it('seals webhook secrets (current and rotated-out) and partner credentials in the journal and the snapshot', async () => {
+    const created = await account.client.POST('/v1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', events: ['application.approved'] } });
+    expect(created.response.status).toBe(201);
+    webhookId = created.data!.webhookId;
+    rotatedOut = created.data!.secret;
+    const rotated = await account.client.POST('/v1/webhooks/{webhookId}/rotate-secret', { params: { path: { webhookId } } });
+    expect(rotated.response.status).toBe(200);
+    current = rotated.data!.secret;
+    await runAdminCommand(app.ctx, 'bank-partner create', {
+      name: 'Sealed Bank',
+      connector: 'http',
+      'base-url': 'http://127.0.0.1:9/verify/',
+      credential,
+    });
+
+    // the service still reads them: the listing shows the current secret's tail
+    const shown = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } });
+    expect(JSON.stringify(shown.data)).toContain(current.slice(-4));
+
+    const secrets = [current, rotatedOut, current.slice('whsec_'.length), rotatedOut.slice('whsec_'.length), credential];
+    expect(leaks(await filesUnder(app.dataDir), secrets)).toEqual([]); // journal.log, before any checkpoint
+    await app.ctx.store.checkpoint();
+    const files = await filesUnder(app.dataDir);
+    expect(files.map((f) => path.basename(f.file))).toContain('snapshot.db');
+    expect(leaks(files, secrets)).toEqual([]);
+    // and what is stored is sealed, not merely encoded
+    const row = await app.ctx.store.read((db) => db.get<{ secret: string; previous_secret: string }>('SELECT secret, previous_secret FROM webhook_endpoints WHERE id = ?', [webhookId]));
+    expect(row!.secret).toMatch(/^sealed:v1:[0-9a-f]{12}:/);
+    expect(row!.previous_secret).toMatch(/^sealed:v1:[0-9a-f]{12}:/);
+  });
+
+  it('keeps the data directory 0700 and every file in it 0600', async () => {
+    expect((await stat(app.dataDir)).mode & 0o777).toBe(0o700);
+    const files = await filesUnder(app.dataDir);
+    expect(files.length).toBeGreaterThan(3);
+    expect(files.filter((f) => f.mode !== 0o600).map((f) => `${path.relative(app.dataDir, f.file)} ${f.mode.toString(8)}`)).toEqual([]);
+  });
+
+  it('rotates the sealing key with an admin command: every value re-sealed, the old key gone, deliveries still signed', async () => {
+    const before = await runAdminCommand(app.ctx, 'secrets status', {});
+    expect(before).toMatchObject({ source: 'file', sealedValues: 3 });
+    const oldKeyFile = await readFile(path.join(app.dataDir, 'secrets.key'), 'utf8');
+    const result = await runAdminCommand(app.ctx, 'secrets rotate-key', {});
+    expect(result).toMatchObject({ previousKeyId: before.keyId, resealed: 3 });
+    expect(result.keyId).not.toBe(before.keyId);
+    expect(await readFile(path.join(app.dataDir, 'secrets.key'), 'utf8')).not.toBe(oldKeyFile);
+    for (const { file, bytes } of await filesUnder(app.dataDir)) {
+      expect(bytes.includes(Buffer.from(`sealed:v1:${String(before.keyId)}:`)), path.basename(file)).toBe(false);
+      expect(bytes.includes(Buffer.from(oldKeyFile.trim())), path.basename(file)).toBe(false);
+    }
+    // what the dispatcher signs with opens under the new key (a delivery made and rolled back)
+    let seen: Awaited<ReturnType<typeof leasedDeliveries>> = [];
+    const now = new Date().toISOString();
+    await app.ctx.store
+      .transaction(async (tx) => {
+        await tx.run('INSERT INTO webhook_events (id, account_id, type, is_test, payload, occurred_at) VALUES (?, ?, ?, 1, ?, ?)', [
+          'evt-rotation-check', account.accountId, 'application.approved', '{}', now,
+        ]);
+        await tx.run(
+          `INSERT INTO webhook_deliveries (webhook_id, event_id, account_id, state, attempts, next_attempt_at, lease_token, created_at, updated_at)
+           VALUES (?, ?, ?, 'pending', 0, ?, 'lease-check', ?, ?)`,
+          [webhookId, 'evt-rotation-check', account.accountId, now, now, now],
+        );
+        seen = await leasedDeliveries(tx, 'lease-check');
+        throw new Error('roll back');
+      })
+      .catch((err: Error) => expect(err.message).toBe('roll back'));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ secret: current, previousSecret: rotatedOut });
+    const shown = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } });
+    expect(JSON.stringify(shown.data)).toContain(current.slice(-4));
+  });
+});
+
+describe('secrets stored before sealing existed', () => {
+  it('are sealed at the next start, and no plain copy stays in the journal or snapshot', async () => {
+    const scratch = await startTestApp();
+    const owner = await scratch.newAccount();
+    const dataDir = scratch.dataDir;
+    const plain = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    // what an older version wrote: the secret as is
+    await scratch.ctx.store.transaction((tx) =>
+      tx.run(
+        `INSERT INTO webhook_endpoints (id, account_id, url, description, enabled, secret, created_at, updated_at)
+         VALUES ('whk-01legacy00000000000000000', ?, 'https://example.test/hook', '', 1, ?, ?, ?)`,
+        [owner.accountId, plain, new Date().toISOString(), new Date().toISOString()],
+      ),
+    );
+    await scratch.ctx.store.close();
+    const reopened = await openSqlJsStore({ dataDir });
+    try {
+      const stored = await reopened.read((db) => db.get<{ secret: string }>("SELECT secret FROM webhook_endpoints WHERE id = 'whk-01legacy00000000000000000'"));
+      expect(stored!.secret).toMatch(/^sealed:v1:/);
+      expect(leaks(await filesUnder(dataDir), [plain])).toEqual([]);
+    } finally {
+      await reopened.close();
+      scratch.ctx.store = reopened; // already closed; close() is idempotent
+      await scratch.close();
+    }
+  });
+});
