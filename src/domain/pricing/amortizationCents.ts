@@ -81,7 +81,7 @@ export function scheduleTotals(principalCents: number, rateThousandths: number, 
   const n = numberOfMonths(termYears);
   const payment = monthlyPaymentCents(principalCents, rateThousandths, termYears);
   const t = rateThousandths;
-  if (2 * principalCents * t + RATE_DENOMINATOR > Number.MAX_SAFE_INTEGER) {
+  if (2 * principalCents * t + RATE_DENOMINATOR >= 2 ** 52) {
     // Beyond exact doubles (only sheets far outside the default reach this): the BigInt walk.
     const summary = amortizationSummary(centsDecimal(principalCents), thousandthsDecimal(t), termYears);
     return {
@@ -99,9 +99,11 @@ export function scheduleTotals(principalCents: number, rateThousandths: number, 
   let lastPayment = 0;
   let count = 0;
   for (let month = 1; month <= n && balance > 0; month++) {
-    // 2·balance·t + D < 2^53 (balance never exceeds the principal): exact, and so is the division.
+    // 2·balance·t + D < 2^52 (balance never exceeds the principal) is an exact double, and so is
+    // ⌊twice / 2D⌋ taken from the rounded quotient: a quotient short of an integer by at least
+    // 1/2D stays short of it when rounded (it would need twice ≥ 2^53).
     const twice = 2 * balance * t + RATE_DENOMINATOR;
-    const interest = (twice - (twice % twiceDenominator)) / twiceDenominator;
+    const interest = Math.floor(twice / twiceDenominator);
     const owed = balance + interest;
     // The final month, or an earlier month when the rounded-up payment has already caught up.
     const thisPayment = month === n || owed <= payment ? owed : payment;
