@@ -5,11 +5,16 @@
  * does not exist yet is reported and skipped.
  *
  * Add a module by adding its name at your feature's marker below.
+ *
+ * At the end it prints the table of the service's goals (scripts/bench/goals.ts): each figure the
+ * benchmarks that ran measured, beside its goal, "met" or "NOT met".
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { goalsMeasured, goalTable } from './bench/goals.ts';
 
 const MODULES = [
   'account',
@@ -59,6 +64,11 @@ async function main(): Promise<number> {
       failed.push(name);
       console.error(`== ${name}: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
+  }
+  if (goalsMeasured() > 0) {
+    console.log(`goals (${os.cpus().length} cores; each figure against a baseline measured in the same run):`);
+    console.log(goalTable());
+    console.log('');
   }
   if (failed.length > 0) {
     console.error(`failed: ${failed.join(', ')}`);

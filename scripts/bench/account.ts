@@ -3,7 +3,7 @@
  * limits off, LOG_LEVEL=warn) beside a bare node:http server (also a child process) answering the
  * same JSON, each driven by autocannon with 50 connections for 10 s, in one run. The ratio says
  * what the whole edge (routing, auth look-up, validation, problem handling, logging) costs over
- * writing the bytes.
+ * writing the bytes. Goal (issue 17): ≥ 0.30×.
  *
  * Run: npm run bench -- account   (or node scripts/bench/account.ts)
  */
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { startBareServer, type BareServer } from '../lib/bareServer.ts';
+import { fmt, reportGoal } from './goals.ts';
 import { createAccountWithCli, startService } from '../lib/spawnService.ts';
 
 const CONNECTIONS = 50;
@@ -76,8 +77,13 @@ export async function run(): Promise<void> {
   const { service, bare } = await benchAccount();
   console.log(line('bare node:http, same JSON', bare));
   console.log(line('the service', service));
-  console.log(
-    `  ratio service/bare: throughput ${(service.requestsPerSec / bare.requestsPerSec).toFixed(2)}x, p99 latency ${(service.p99Ms / Math.max(bare.p99Ms, 0.001)).toFixed(2)}x`,
+  const ratio = service.requestsPerSec / bare.requestsPerSec;
+  console.log(`  ratio service/bare: throughput ${ratio.toFixed(2)}x, p99 latency ${(service.p99Ms / Math.max(bare.p99Ms, 0.001)).toFixed(2)}x`);
+  reportGoal(
+    'GET /v1/account vs bare node:http answering the same JSON',
+    `${fmt(service.requestsPerSec)} vs ${fmt(bare.requestsPerSec)} req/s = ${ratio.toFixed(2)}×`,
+    '≥ 0.30×',
+    ratio >= 0.3,
   );
 }
 

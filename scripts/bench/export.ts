@@ -2,8 +2,8 @@
  * Export throughput of GET /v1/mortgages/export over 1,000,000 applications, against the real
  * service (`node src/main.ts` in its own process), for each format: records per second, time to
  * the first byte and to the first record, and the server's peak RSS growth while it streams
- * (sampled from /proc/<pid>/status). Goal (issue 6): CSV ≥ 250,000 records/s, RSS growth under
- * 64 MiB.
+ * (sampled from /proc/<pid>/status). Goals (issues 6 and 17): CSV ≥ 250,000 records/s, the first
+ * export and a repeated one, and RSS growth under 64 MiB during the first.
  *
  * The applications are seeded straight into a data directory through the store (a few big
  * INSERT … SELECT over a recursive CTE, account and times bound as parameters), with a bank
@@ -31,6 +31,7 @@ import { createAccount } from '../../src/services/accounts.ts';
 import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
 import { exportBounds, readExportBatch } from '../../src/store/exportRecords.ts';
 import { startService, type ServiceProcess } from '../lib/spawnService.ts';
+import { reportGoal } from './goals.ts';
 
 const RECORDS = Math.min(2_000_000, Math.max(1000, Number(process.env.EXPORT_BENCH_RECORDS ?? 1_000_000)));
 /** `csv` twice: the first export after the server starts pays for its memory pools growing (V8's young generation mostly); the second shows the steady state. */
@@ -289,8 +290,8 @@ export async function run(): Promise<void> {
   try {
     service = await startService({ dataDir: seeded.dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' }, timeoutMs: 120_000 });
     await createFormats(service, seeded.apiKey);
-    console.log(`  server RSS before the exports: ${fmt(rssBytes(service.pid) / MiB)} MiB (the whole database is in memory)`);
-    const goals: string[] = [];
+    const rssBefore = rssBytes(service.pid);
+    console.log(`  server RSS before the exports: ${fmt(rssBefore / MiB)} MiB (the whole database is in memory)`);
     let run = 0;
     for (const format of FORMATS) {
       run++;
@@ -316,14 +317,24 @@ export async function run(): Promise<void> {
         const w = await writes;
         console.log(`              writes during that export: ${w.writes} format replacements, p50 ${fmt(w.p50Ms, 1)} ms, max ${fmt(w.maxMs, 1)} ms`);
       }
-      if (format === 'csv') {
-        goals.push(`${label} ≥ 250,000 records/s: ${figures.recordsPerSec >= 250_000 ? 'met' : 'NOT met'} (${fmt(figures.recordsPerSec)})`);
+      const vsBaseline = `${fmt(figures.recordsPerSec / seeded.baseline.recordsPerSec, 2)}× the store's reads alone`;
+      if (format === 'csv' && label === 'csv') {
+        reportGoal('CSV export, 1,000,000 records, first', `${fmt(figures.recordsPerSec)} records/s (${vsBaseline})`, '≥ 250,000 records/s', figures.recordsPerSec >= 250_000);
+        reportGoal(
+          'RSS growth during the first CSV export',
+          `${fmt(figures.rssGrowthBytes / MiB, 1)} MiB (over ${fmt(rssBefore / MiB)} MiB before)`,
+          '< 64 MiB',
+          figures.rssGrowthBytes < 64 * MiB,
+        );
+      } else if (format === 'csv') {
+        reportGoal('CSV export, 1,000,000 records, repeated', `${fmt(figures.recordsPerSec)} records/s (${vsBaseline})`, '≥ 250,000 records/s', figures.recordsPerSec >= 250_000);
+      } else if (figures.rssGrowthBytes >= 64 * MiB) {
+        console.log(`  note: ${label} grew the RSS by ${fmt(figures.rssGrowthBytes / MiB, 1)} MiB (64 MiB is the CSV goal)`);
       }
-      goals.push(`${label} RSS growth < 64 MiB: ${figures.rssGrowthBytes < 64 * MiB ? 'met' : 'NOT met'} (${fmt(figures.rssGrowthBytes / MiB, 1)} MiB)`);
     }
-    for (const goal of goals) console.log(`  goal ${goal}`);
   } finally {
-    await service?.stop();
+    // The checkpoint at shutdown writes the whole million-row database: give it time on a busy machine.
+    await service?.stop('SIGTERM', 120_000);
     await rm(seeded.dataDir, { recursive: true, force: true });
   }
 }

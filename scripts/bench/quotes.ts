@@ -1,12 +1,13 @@
 /**
- * POST /v1/quotes throughput and p99 latency, with autocannon (50 connections), against three
- * servers in one run, each in its own child process so none shares an event loop with the load
- * generator:
- *   real  the service (`node src/main.ts`): auth, validation, pricing, durable write (journal + fsync)
- *   bare  a node:http server answering a fixed quote JSON: the ceiling of Node's HTTP on this machine
- *   mock  the Prism contract mock serving generated/openapi.json: what partners test against
- * and prints req/s and p99 for each and the ratios real/bare and real/mock.
- * Goal (issue 3): real ≥ 50 % of bare and ≥ 10× the mock.
+ * POST /v1/quotes throughput and p99 latency, with autocannon (50 connections), against four
+ * targets in one run, each server in its own child process so none shares an event loop with the
+ * load generator:
+ *   real     the service (`node src/main.ts`): auth, validation, pricing, durable write (journal + fsync)
+ *   account  GET /v1/account on that same server: the edge and a key look-up, no pricing, no write
+ *   bare     a node:http server answering a fixed quote JSON: the ceiling of Node's HTTP on this machine
+ *   mock     the Prism contract mock serving generated/openapi.json: what partners test against
+ * and prints req/s and p99 for each and the ratios real/account, real/mock and real/bare.
+ * Goals (issue 17): real ≥ 0.50× account on the same server, and ≥ 5× the mock.
  *
  * Run: node scripts/bench/quotes.ts   (QUOTES_BENCH_SECONDS=10 by default)
  */
@@ -19,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { startBareServer, type BareServer } from '../lib/bareServer.ts';
 import { createAccountWithCli, freePort, PROJECT_ROOT, startService } from '../lib/spawnService.ts';
+import { fmt, reportGoal } from './goals.ts';
 
 const CONNECTIONS = 50;
 const SECONDS = Math.min(60, Math.max(1, Number(process.env.QUOTES_BENCH_SECONDS ?? 10)));
@@ -34,12 +36,12 @@ export interface TargetFigures {
   errors: number;
 }
 
-async function load(name: string, url: string, headers: Record<string, string>, seconds: number): Promise<TargetFigures> {
+async function load(name: string, url: string, headers: Record<string, string>, seconds: number, method: 'GET' | 'POST' = 'POST'): Promise<TargetFigures> {
   const result = await autocannon({
     url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: REQUEST_BODY,
+    method,
+    headers: method === 'POST' ? { 'content-type': 'application/json', ...headers } : headers,
+    ...(method === 'POST' ? { body: REQUEST_BODY } : {}),
     connections: CONNECTIONS,
     duration: seconds,
     timeout: 10,
@@ -54,9 +56,9 @@ async function load(name: string, url: string, headers: Record<string, string>, 
 }
 
 /** Warm up (JIT, connection pools) for a moment, then measure. */
-async function measure(name: string, url: string, headers: Record<string, string>): Promise<TargetFigures> {
-  await load(name, url, headers, WARMUP_SECONDS);
-  return load(name, url, headers, SECONDS);
+async function measure(name: string, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'POST'): Promise<TargetFigures> {
+  await load(name, url, headers, WARMUP_SECONDS, method);
+  return load(name, url, headers, SECONDS, method);
 }
 
 /** Prism logs in its own format; wait until it answers the operation instead. */
@@ -98,8 +100,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 export interface QuotesBench {
   real: TargetFigures;
+  account: TargetFigures;
   bare: TargetFigures;
   mock: TargetFigures;
+  realOverAccount: number;
   realOverBare: number;
   realOverMock: number;
 }
@@ -128,12 +132,15 @@ export async function benchQuotes(): Promise<QuotesBench> {
 
     const auth = { authorization: `Bearer ${apiKey}` };
     const real = await measure('real', `${service.baseUrl}/v1/quotes`, auth);
+    const account = await measure('account', `${service.baseUrl}/v1/account`, auth, 'GET');
     const bareFigures = await measure('bare', `${bare.url}/v1/quotes`, auth);
     const mock = await measure('mock', `http://127.0.0.1:${prism.port}/v1/quotes`, auth);
     return {
       real,
+      account,
       bare: bareFigures,
       mock,
+      realOverAccount: real.requestsPerSec / account.requestsPerSec,
       realOverBare: real.requestsPerSec / bareFigures.requestsPerSec,
       realOverMock: real.requestsPerSec / mock.requestsPerSec,
     };
@@ -146,12 +153,24 @@ export async function benchQuotes(): Promise<QuotesBench> {
 export async function run(): Promise<void> {
   console.log(`quotes: POST /v1/quotes, ${CONNECTIONS} connections, ${SECONDS} s each (after ${WARMUP_SECONDS} s warm-up), ${os.cpus().length} CPUs`);
   const bench = await benchQuotes();
-  for (const t of [bench.real, bench.bare, bench.mock]) {
+  for (const t of [bench.real, bench.account, bench.bare, bench.mock]) {
     const problems = t.non2xx || t.errors ? `  (${t.non2xx} non-2xx, ${t.errors} errors/timeouts)` : '';
-    console.log(`  ${t.name.padEnd(5)} ${t.requestsPerSec.toFixed(0).padStart(7)} req/s  p99 ${String(t.p99Ms).padStart(5)} ms${problems}`);
+    console.log(`  ${t.name.padEnd(7)} ${t.requestsPerSec.toFixed(0).padStart(7)} req/s  p99 ${String(t.p99Ms).padStart(5)} ms${problems}`);
   }
-  const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
-  console.log(`  real/bare ${pct(bench.realOverBare)} (goal ≥ 50 %)  real/mock ${bench.realOverMock.toFixed(1)}x (goal ≥ 10x)`);
+  console.log(`  real/account ${bench.realOverAccount.toFixed(2)}x  real/mock ${bench.realOverMock.toFixed(1)}x  real/bare ${bench.realOverBare.toFixed(2)}x`);
+  const failed = bench.real.non2xx + bench.real.errors + bench.account.non2xx + bench.account.errors > 0 ? ' (with failed requests)' : '';
+  reportGoal(
+    'POST /v1/quotes vs GET /v1/account on the same server',
+    `${fmt(bench.real.requestsPerSec)} vs ${fmt(bench.account.requestsPerSec)} req/s = ${bench.realOverAccount.toFixed(2)}×${failed}`,
+    '≥ 0.50×',
+    bench.realOverAccount >= 0.5 && failed === '',
+  );
+  reportGoal(
+    'POST /v1/quotes vs the Prism mock of the same operation',
+    `${fmt(bench.real.requestsPerSec)} vs ${fmt(bench.mock.requestsPerSec)} req/s = ${bench.realOverMock.toFixed(1)}×${failed}`,
+    '≥ 5×',
+    bench.realOverMock >= 5 && failed === '',
+  );
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;

@@ -182,19 +182,22 @@ async function* exportChunks(
       const rows = await ctx.store.read((db) => readExportBatch(db, query, after, limit));
       batches++;
       if (signal.aborted) break;
-      if (rows.length > 0) {
-        records += rows.length;
-        after = rows[rows.length - 1]!.mortgageId;
-        for (let from = 0; from < rows.length; ) {
-          const to = Math.min(rows.length, from + pieceRows);
-          const piece = writer.batch(rows.slice(from, to));
+      const rowCount = rows.length;
+      if (rowCount > 0) {
+        records += rowCount;
+        after = rows[rowCount - 1]!.mortgageId;
+        // Pieces are taken off the front of the batch (splice), so the rows already written are
+        // garbage while the generator waits for the client: a scavenge then finds less alive, and
+        // less survives to grow the young generation (see PIECE_CHARS).
+        while (rows.length > 0) {
+          const taken = rows.splice(0, pieceRows);
+          const piece = writer.batch(taken);
           // Aim the next piece at PIECE_CHARS from the size of this one's rows.
-          pieceRows = Math.max(1, Math.min(1000, Math.floor((PIECE_CHARS * (to - from)) / Math.max(1, piece.length))));
-          from = to;
+          pieceRows = Math.max(1, Math.min(1000, Math.floor((PIECE_CHARS * taken.length) / Math.max(1, piece.length))));
           if (piece !== '') yield piece;
         }
       }
-      if (rows.length < limit) {
+      if (rowCount < limit) {
         finished = true;
         break;
       }

@@ -10,6 +10,7 @@ import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../domain/pricing/rateSheet.ts';
+import { majorUnits, percent } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
@@ -58,22 +59,22 @@ function formatMoney(value: InstanceType<typeof Dec>): string {
 
 function toLoanPricing(loan: PricedLoan, currency: string): LoanPricing {
   return {
-    amount: loan.amount.toNumber(),
+    amount: majorUnits(loan.amountCents),
     term: loan.term,
     currency,
-    propertyValue: loan.propertyValue ? loan.propertyValue.toNumber() : null,
+    propertyValue: loan.propertyValueCents === null ? null : majorUnits(loan.propertyValueCents),
     creditScore: loan.creditScore,
-    interestRate: loan.interestRate.toNumber(),
-    apr: loan.apr.toNumber(),
-    monthlyPayment: loan.monthlyPayment.toNumber(),
+    interestRate: percent(loan.interestRateThousandths),
+    apr: percent(loan.aprThousandths),
+    monthlyPayment: majorUnits(loan.monthlyPaymentCents),
     numberOfPayments: loan.numberOfPayments,
-    finalPayment: loan.finalPayment.toNumber(),
-    totalInterest: loan.totalInterest.toNumber(),
-    totalOfPayments: loan.totalOfPayments.toNumber(),
-    fees: loan.fees.map((fee) => ({ name: fee.name, amount: fee.amount.toNumber(), prepaidFinanceCharge: fee.prepaidFinanceCharge })),
-    amountFinanced: loan.amountFinanced.toNumber(),
-    financeCharge: loan.financeCharge.toNumber(),
-    ltv: loan.ltv ? loan.ltv.toNumber() : null,
+    finalPayment: majorUnits(loan.finalPaymentCents),
+    totalInterest: majorUnits(loan.totalInterestCents),
+    totalOfPayments: majorUnits(loan.totalOfPaymentsCents),
+    fees: loan.fees.map((fee) => ({ name: fee.name, amount: majorUnits(fee.amountCents), prepaidFinanceCharge: fee.prepaidFinanceCharge })),
+    amountFinanced: majorUnits(loan.amountFinancedCents),
+    financeCharge: majorUnits(loan.financeChargeCents),
+    ltv: loan.ltvThousandths === null ? null : percent(loan.ltvThousandths),
     lockPeriodDays: loan.lockPeriodDays,
     quoteValidityDays: loan.quoteValidityDays,
   };
@@ -114,7 +115,7 @@ export async function priceMonthlyPayment(
   const context = await findPricingContext(db, accountId);
   if (!context) throw fail.notFound(`No account ${accountId}.`);
   const outcome = monthlyPaymentFromSheet(sheetOf(context.sheetJson), request);
-  return outcome.ok ? { ok: true, monthlyPayment: outcome.monthlyPayment.toNumber() } : outcome;
+  return outcome.ok ? { ok: true, monthlyPayment: majorUnits(outcome.monthlyPaymentCents) } : outcome;
 }
 
 /**

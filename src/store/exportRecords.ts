@@ -10,7 +10,6 @@
  * fraction of a correlated subquery per row, since most applications have no verification.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
-import type { ApplicationRow } from './applications.ts';
 import type { SqlExecutor, SqlValue } from './store.ts';
 
 export interface ExportQuery {
@@ -26,8 +25,27 @@ export interface ExportQuery {
   upToId: string | null;
 }
 
-/** The columns an export reads: an application row without its account and decision. */
-type ExportRow = Omit<ApplicationRow, 'account_id' | 'decision_json'>;
+/**
+ * The columns an export reads (an application row without its account and decision), read as
+ * arrays (`values`): a million rows are a million objects fewer, and the SELECT below names the
+ * columns in exactly this order.
+ */
+const ID = 0;
+const STATUS = 1;
+const APPLICANT_NAME = 2;
+const APPLICANT_EMAIL = 3;
+const AMOUNT_CENTS = 4;
+const ANNUAL_INCOME_CENTS = 5;
+const MONTHLY_DEBTS_CENTS = 6;
+const CREDIT_SCORE = 7;
+const TERM_YEARS = 8;
+const PROPERTY_VALUE_CENTS = 9;
+const QUOTE_ID = 10;
+const CREATED_AT = 11;
+const SUBMITTED_AT = 12;
+const DECIDED_AT = 13;
+const WITHDRAWN_AT = 14;
+const UPDATED_AT = 15;
 
 interface VerificationRow {
   mortgage_id: string;
@@ -74,34 +92,37 @@ export async function readExportBatch(db: SqlExecutor, query: ExportQuery, after
   }
   sql += ' ORDER BY id LIMIT ?';
   params.push(limit);
-  const rows = await db.all<ExportRow>(sql, params);
+  const rows = await db.values(sql, params);
   if (rows.length === 0) return [];
   const latest = new Map<string, VerificationRow>();
-  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]!.id, rows[rows.length - 1]!.id]);
+  const firstId = rows[0]![ID] as string;
+  const lastId = rows[rows.length - 1]![ID] as string;
+  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, firstId, lastId]);
   for (const v of verifications) latest.set(v.mortgage_id, v); // ascending: the last one per application wins
   const currency = query.currency;
   const out: ExportSource[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    const bank = latest.get(r.id);
+    const id = r[ID] as string;
+    const bank = latest.size === 0 ? undefined : latest.get(id);
     out[i] = {
-      mortgageId: r.id,
-      status: r.status,
-      applicantName: r.applicant_name,
-      applicantEmail: r.applicant_email,
-      amountCents: r.amount_cents,
-      annualIncomeCents: r.annual_income_cents,
-      monthlyDebtsCents: r.monthly_debts_cents,
-      creditScore: r.credit_score,
-      termYears: r.term_years,
-      propertyValueCents: r.property_value_cents,
+      mortgageId: id,
+      status: r[STATUS] as ApplicationStatus,
+      applicantName: r[APPLICANT_NAME] as string,
+      applicantEmail: r[APPLICANT_EMAIL] as string | null,
+      amountCents: r[AMOUNT_CENTS] as number,
+      annualIncomeCents: r[ANNUAL_INCOME_CENTS] as number | null,
+      monthlyDebtsCents: r[MONTHLY_DEBTS_CENTS] as number | null,
+      creditScore: r[CREDIT_SCORE] as number | null,
+      termYears: r[TERM_YEARS] as number,
+      propertyValueCents: r[PROPERTY_VALUE_CENTS] as number | null,
       currency,
-      quoteId: r.quote_id,
-      createdAt: r.created_at,
-      submittedAt: r.submitted_at,
-      decidedAt: r.decided_at,
-      withdrawnAt: r.withdrawn_at,
-      updatedAt: r.updated_at,
+      quoteId: r[QUOTE_ID] as string | null,
+      createdAt: r[CREATED_AT] as string,
+      submittedAt: r[SUBMITTED_AT] as string | null,
+      decidedAt: r[DECIDED_AT] as string | null,
+      withdrawnAt: r[WITHDRAWN_AT] as string | null,
+      updatedAt: r[UPDATED_AT] as string,
       bankVerification: bank === undefined ? null : { verified: bank.verified === 1, accountMask: bank.account_mask, checkedAt: bank.checked_at },
     };
   }

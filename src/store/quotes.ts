@@ -38,15 +38,28 @@ interface StoredFee {
   prepaidFinanceCharge: boolean;
 }
 
-/** Major units (at most two decimals) to integer cents, exactly. */
-function cents(amount: number): number {
-  const value = new Decimal(amount).times(100);
-  if (!value.isInteger()) throw new RangeError(`${amount} has more than two decimals`);
-  return value.toNumber();
+/**
+ * Major units (at most two decimals) to integer cents, exactly, without a decimal per figure: the
+ * nearest double to a decimal with at most two places, × 100, lies within far less than 0.5 of
+ * that integer, and the integer / 100 is that same double again; any other number fails the check
+ * (the same numbers decimal.js found to have more than two decimals).
+ */
+export function cents(amount: number): number {
+  const value = Math.round(amount * 100);
+  if (!(Math.abs(value) <= 2 ** 50) || value / 100 !== amount) throw new RangeError(`${amount} has more than two decimals`);
+  return value;
 }
 
-/** Integer cents to the JSON number in major units that prints as the same decimal. */
-const major = (amountCents: number): number => new Decimal(amountCents).div(100).toNumber();
+/** Integer cents to the JSON number in major units that prints as the same decimal (the double nearest to cents / 100). */
+export const major = (amountCents: number): number => amountCents / 100;
+
+/**
+ * A percentage's decimal text, as decimal.js wrote it: the number's shortest form, which is what
+ * decimal.js reads, printed the same way between 1e-7 and 1e21 (beyond, the two notations differ).
+ */
+export function percentText(value: number): string {
+  return value === 0 || (Math.abs(value) >= 1e-6 && Math.abs(value) < 1e21) ? String(value) : new Decimal(value).toString();
+}
 
 const COLUMNS = `id, amount_cents, term_years, currency, property_value_cents, credit_score, interest_rate, apr,
   monthly_payment_cents, number_of_payments, final_payment_cents, total_interest_cents, total_of_payments_cents,
@@ -67,8 +80,8 @@ export async function insertQuote(tx: SqlExecutor, accountId: string, quote: Quo
       quote.currency,
       quote.propertyValue === null ? null : cents(quote.propertyValue),
       quote.creditScore,
-      new Decimal(quote.interestRate).toString(),
-      new Decimal(quote.apr).toString(),
+      percentText(quote.interestRate),
+      percentText(quote.apr),
       cents(quote.monthlyPayment),
       quote.numberOfPayments,
       cents(quote.finalPayment),
@@ -76,7 +89,7 @@ export async function insertQuote(tx: SqlExecutor, accountId: string, quote: Quo
       cents(quote.totalOfPayments),
       cents(quote.amountFinanced),
       cents(quote.financeCharge),
-      quote.ltv === null ? null : new Decimal(quote.ltv).toString(),
+      quote.ltv === null ? null : percentText(quote.ltv),
       JSON.stringify(fees),
       quote.lockPeriodDays,
       quote.createdAt,

@@ -36,6 +36,12 @@ export interface SqlExecutor {
   get<T extends object = Row>(sql: string, params?: SqlParams): Promise<T | undefined>;
   /** Every row of a query. Use keyset pagination for anything unbounded. */
   all<T extends object = Row>(sql: string, params?: SqlParams): Promise<T[]>;
+  /**
+   * Every row of a query as an array of its column values, in the SELECT's order: for long, wide
+   * scans (exports), where building an object per row costs as much as reading it. (PostgreSQL
+   * drivers read rows this way too: node-postgres `rowMode: 'array'`.)
+   */
+  values(sql: string, params?: SqlParams): Promise<SqlValue[][]>;
 }
 
 /** A read-write transaction. Everything run through it commits or rolls back together. */

@@ -6,9 +6,16 @@
 
 /** `35000050` → `350000.5`, `35000000` → `350000`, `-5` → `-0.05`: the shortest exact decimal, as JSON numbers are written. */
 export function centsToDecimal(cents: number): string {
-  const { sign, whole, fraction } = splitCents(cents);
-  if (fraction === '00') return sign + whole;
-  return sign + whole + '.' + (fraction[1] === '0' ? fraction[0] : fraction);
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`an amount in cents must be a safe integer, got ${cents}`);
+  // Integer arithmetic on the digits' values (exact below 2^53), one string built: an export
+  // writes several amounts per record, a million records at a time.
+  const magnitude = cents < 0 ? -cents : cents;
+  const fraction = magnitude % 100;
+  const whole = (magnitude - fraction) / 100;
+  const sign = cents < 0 ? '-' : '';
+  if (fraction === 0) return sign + whole;
+  if (fraction % 10 === 0) return sign + whole + '.' + fraction / 10;
+  return sign + whole + (fraction < 10 ? '.0' : '.') + fraction;
 }
 
 export interface AmountStyle {

@@ -13,6 +13,10 @@
  * subtracts and rounds a product to the cent, so it runs in exact integer cents with BigInt: the
  * same results as decimal arithmetic (a property test compares them), without allocating a decimal
  * per step. Nothing here touches binary floating point.
+ *
+ * This is the decimal path (the quote schedule uses it). Pricing states the payment and the totals
+ * through amortizationCents.ts, in integer cents, which comes back to monthlyPayment here only when
+ * the payment lies within a hair of a half cent.
  */
 import { Dec, ONE, toCents, type Decimal } from './decimal.ts';
 

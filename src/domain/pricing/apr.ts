@@ -15,6 +15,9 @@
  * (§ 1026.22(a)(2)). Should an iterate ever overshoot (it cannot in exact arithmetic) or the
  * iterations run out, Brent's method (inverse quadratic interpolation, secant and bisection) on a
  * verified bracket finishes the job: a bracketed method that always converges.
+ *
+ * This is the exact path. Quotes state their APR through aprBinary.ts, in binary floating point,
+ * which comes here only when the APR lies within a hair of a rounding boundary.
  */
 import { Dec as MoneyDec, toPercentPlaces, type Decimal } from './decimal.ts';
 
@@ -234,9 +237,4 @@ function brent(f: (i: Decimal) => Decimal, a0: Decimal, fa0: Decimal, b0: Decima
 
 function done(monthly: Decimal, width: Decimal, iterations: number): AprSolution {
   return { apr: toPercentPlaces(monthly.times(PERIODS_PER_YEAR).times(100)), monthlyRate: monthly, bracketWidth: width, iterations };
-}
-
-/** The APR in percent, stated to three decimals (half-up). */
-export function annualPercentageRate(amountFinanced: Decimal, payments: readonly PaymentRun[], hint?: Decimal): Decimal {
-  return solveApr(amountFinanced, payments, hint).apr;
 }

@@ -2,39 +2,46 @@
  * Prices a loan from a rate sheet: the rate (base by term, adjusted by LTV and credit-score band),
  * the payment and schedule totals, the fees, the amount financed and the APR. Pure: the caller
  * supplies the sheet; refusals come back as values for the service to turn into 400/422 problems.
+ *
+ * Every figure is computed in scaled integers (money in cents, percentages in thousandths of a
+ * point: units.ts), the APR in binary floating point with the exact decimal solver deciding near a
+ * rounding boundary (aprBinary.ts). Each published figure equals the decimal.js pricing this
+ * replaced, bit for bit: a property test over the whole input space compares them
+ * (test/unit/pricing/fastPath.test.ts against test/reference/pricing/quote.ts).
  */
 import type { components } from '../../../generated/api.d.ts';
-import { amortizationSummary, monthlyPayment } from './amortization.ts';
-import { solveApr, type PaymentRun } from './apr.ts';
-import { Dec, HUNDRED, ZERO, toPercentPlaces, type Decimal } from './decimal.ts';
-import { ORIGINATION_FEE_NAME, hasAtMostDecimals, originationFee, type RateSheet } from './rateSheet.ts';
+import { scheduleTotals, monthlyPaymentCents } from './amortizationCents.ts';
+import { aprThousandths } from './aprBinary.ts';
+import { Dec, type Decimal } from './decimal.ts';
+import { ORIGINATION_FEE_NAME, type RateSheet } from './rateSheet.ts';
+import { hasAtMostDecimals, multiplyDivideHalfUp, toScaled } from './units.ts';
 
 /** What a loan is priced from: amount (major units, at most two decimals), term (whole years), and the optional facts. */
 export type LoanRequest = components['schemas']['QuoteRequest'];
 
 export interface PricedFee {
   name: string;
-  amount: Decimal;
+  amountCents: number;
   prepaidFinanceCharge: boolean;
 }
 
-/** Every figure of a priced loan, exact decimals (money to the cent, percentages to 0.001). */
+/** Every figure of a priced loan, exact: money in integer cents, percentages in thousandths of a point. */
 export interface PricedLoan {
-  amount: Decimal;
+  amountCents: number;
   term: number;
-  propertyValue: Decimal | null;
+  propertyValueCents: number | null;
   creditScore: number | null;
-  interestRate: Decimal;
-  apr: Decimal;
-  monthlyPayment: Decimal;
+  interestRateThousandths: number;
+  aprThousandths: number;
+  monthlyPaymentCents: number;
   numberOfPayments: number;
-  finalPayment: Decimal;
-  totalInterest: Decimal;
-  totalOfPayments: Decimal;
+  finalPaymentCents: number;
+  totalInterestCents: number;
+  totalOfPaymentsCents: number;
   fees: PricedFee[];
-  amountFinanced: Decimal;
-  financeCharge: Decimal;
-  ltv: Decimal | null;
+  amountFinancedCents: number;
+  financeChargeCents: number;
+  ltvThousandths: number | null;
   lockPeriodDays: number;
   quoteValidityDays: number;
 }
@@ -50,13 +57,13 @@ export type PricingOutcome = { ok: true; loan: PricedLoan } | { ok: false; refus
 
 /** The validated request and the rate the sheet gives it: everything before the payment figures. */
 export interface NoteRate {
-  amount: Decimal;
+  amountCents: number;
   term: number;
-  propertyValue: Decimal | null;
+  propertyValueCents: number | null;
   creditScore: number | null;
-  /** Percent, unrounded sum of the base rate and its adjustments. */
-  rate: Decimal;
-  ltv: Decimal | null;
+  /** Thousandths of a point: the sum of the base rate and its adjustments (never below 0). */
+  rateThousandths: number;
+  ltvThousandths: number | null;
 }
 
 export type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
@@ -71,9 +78,18 @@ export function describeTerms(sheet: RateSheet): string {
     .join(', ') + ' years';
 }
 
-/** Loan-to-value in percent, half-up to three decimals. */
-export function loanToValue(amount: Decimal, propertyValue: Decimal): Decimal {
-  return toPercentPlaces(amount.div(propertyValue).times(HUNDRED));
+/**
+ * Loan-to-value in thousandths of a point, half-up: amount / propertyValue × 100 to three decimals,
+ * i.e. ⌊amount·10^5 / propertyValue + ½⌋ in cents. (The 28-digit decimal quotient this replaced
+ * rounds the same: a non-tie lies at least 1 / (2·propertyValue cents) from a half, far beyond its error.)
+ */
+export function loanToValueThousandths(amountCents: number, propertyValueCents: number): number {
+  return multiplyDivideHalfUp(amountCents, 100_000, propertyValueCents);
+}
+
+/** The origination fee in cents: the sheet's percentage of the amount, rounded half-up to the cent. */
+export function originationFeeCents(sheet: RateSheet, amountCents: number): number {
+  return multiplyDivideHalfUp(amountCents, toScaled(sheet.originationFeePercent, 3), 100_000);
 }
 
 /** Checks the request against the sheet and finds its note rate (base by term, LTV and score adjustments). */
@@ -93,80 +109,90 @@ export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteR
     return refuse({ kind: 'form', pointer: '/creditScore', message: 'must be a whole number from 300 to 850' });
   }
 
-  const amount = new Dec(request.amount);
-  const min = new Dec(sheet.minAmount);
-  const max = new Dec(sheet.maxAmount);
-  if (amount.lessThan(min) || amount.greaterThan(max)) return refuse({ kind: 'amount_out_of_bounds', amount, min, max });
+  // Above 10^10 an amount is beyond any sheet's maxAmount (the schema caps it at 999,999,999.99).
+  const amountCents = request.amount < 1e10 ? toScaled(request.amount, 2) : Infinity;
+  if (amountCents < toScaled(sheet.minAmount, 2) || amountCents > toScaled(sheet.maxAmount, 2)) {
+    return refuse({ kind: 'amount_out_of_bounds', amount: new Dec(request.amount), min: new Dec(sheet.minAmount), max: new Dec(sheet.maxAmount) });
+  }
 
   const termBand = sheet.baseRates.find((b) => b.minTermYears <= request.term && request.term <= b.maxTermYears);
   if (!termBand) return refuse({ kind: 'term_not_priced', term: request.term, pricedTerms: describeTerms(sheet) });
 
-  let rate = new Dec(termBand.rate);
-  let ltv: Decimal | null = null;
-  const propertyValue = hasProperty ? new Dec(request.propertyValue!) : null;
-  if (propertyValue) {
-    ltv = loanToValue(amount, propertyValue);
-    const maxLtv = new Dec(sheet.maxLtv);
-    if (ltv.greaterThan(maxLtv)) return refuse({ kind: 'ltv_above_maximum', ltv, maxLtv });
+  let rate = toScaled(termBand.rate, 3);
+  let ltv: number | null = null;
+  // Exact cents up to 10^13 (toScaled refuses beyond; the schemas cap a property value at 10^9).
+  const propertyValueCents = hasProperty ? toScaled(request.propertyValue!, 2) : null;
+  if (propertyValueCents !== null) {
+    ltv = loanToValueThousandths(amountCents, propertyValueCents);
+    if (ltv > toScaled(sheet.maxLtv, 3)) {
+      return refuse({ kind: 'ltv_above_maximum', ltv: new Dec(ltv).div(1000), maxLtv: new Dec(sheet.maxLtv) });
+    }
     const current = ltv;
     // Bands are contiguous from 0 (checked when the sheet was saved); the first also takes 0.
-    const band = sheet.ltvAdjustments.find((b) => current.lessThanOrEqualTo(b.upToLtv));
-    if (band) rate = rate.plus(band.adjustment);
+    const band = sheet.ltvAdjustments.find((b) => current <= toScaled(b.upToLtv, 3));
+    if (band) rate += toScaled(band.adjustment, 3);
   }
   const creditScore = hasScore ? request.creditScore! : null;
   if (creditScore !== null) {
     const band = sheet.creditScoreAdjustments.find((b) => b.minScore <= creditScore && creditScore <= b.maxScore);
-    if (band) rate = rate.plus(band.adjustment);
+    if (band) rate += toScaled(band.adjustment, 3);
   }
-  if (rate.isNegative()) rate = ZERO; // unreachable for a sheet that passed its rules; never quote below 0
-  return { ok: true, note: { amount, term: request.term, propertyValue, creditScore, rate, ltv } };
+  if (rate < 0) rate = 0; // unreachable for a sheet that passed its rules; never quote below 0
+  return { ok: true, note: { amountCents, term: request.term, propertyValueCents, creditScore, rateThousandths: rate, ltvThousandths: ltv } };
 }
 
 /** The monthly payment alone (what underwriting needs for debt-to-income), without fees, schedule or APR. */
-export function monthlyPaymentFromSheet(sheet: RateSheet, request: LoanRequest): { ok: true; monthlyPayment: Decimal } | { ok: false; refusal: PricingRefusal } {
+export function monthlyPaymentFromSheet(
+  sheet: RateSheet,
+  request: LoanRequest,
+): { ok: true; monthlyPaymentCents: number } | { ok: false; refusal: PricingRefusal } {
   const outcome = noteRateFromSheet(sheet, request);
   if (!outcome.ok) return outcome;
-  return { ok: true, monthlyPayment: monthlyPayment(outcome.note.amount, outcome.note.rate, outcome.note.term) };
+  const { amountCents, rateThousandths, term } = outcome.note;
+  return { ok: true, monthlyPaymentCents: monthlyPaymentCents(amountCents, rateThousandths, term) };
 }
 
 export function priceLoanFromSheet(sheet: RateSheet, request: LoanRequest): PricingOutcome {
   const outcome = noteRateFromSheet(sheet, request);
   if (!outcome.ok) return outcome;
-  const { amount, rate, ltv, propertyValue, creditScore } = outcome.note;
+  const { amountCents, rateThousandths, ltvThousandths, propertyValueCents, creditScore } = outcome.note;
 
-  const summary = amortizationSummary(amount, rate, request.term);
-  const fees: PricedFee[] = [
-    { name: ORIGINATION_FEE_NAME, amount: originationFee(sheet, amount), prepaidFinanceCharge: true },
-    ...sheet.flatFees.map((fee) => ({ name: fee.name, amount: new Dec(fee.amount), prepaidFinanceCharge: fee.prepaidFinanceCharge })),
-  ];
-  const prepaid = fees.filter((f) => f.prepaidFinanceCharge).reduce((sum, f) => sum.plus(f.amount), ZERO);
-  const amountFinanced = amount.minus(prepaid);
+  const totals = scheduleTotals(amountCents, rateThousandths, request.term);
+  const fees: PricedFee[] = [{ name: ORIGINATION_FEE_NAME, amountCents: originationFeeCents(sheet, amountCents), prepaidFinanceCharge: true }];
+  for (const fee of sheet.flatFees) fees.push({ name: fee.name, amountCents: toScaled(fee.amount, 2), prepaidFinanceCharge: fee.prepaidFinanceCharge });
+  let prepaid = 0;
+  for (const fee of fees) if (fee.prepaidFinanceCharge) prepaid += fee.amountCents;
+  const amountFinancedCents = amountCents - prepaid;
 
-  const runs: PaymentRun[] = [
-    { amount: summary.monthlyPayment, count: summary.numberOfPayments - 1 },
-    { amount: summary.lastPayment, count: 1 },
-  ];
   // The note rate is a lower bound of the APR here (prepaid finance charges are never negative).
-  const { apr } = solveApr(amountFinanced, runs, rate.div(1200));
+  const apr = aprThousandths(
+    {
+      amountFinancedCents,
+      levelPaymentCents: totals.monthlyPaymentCents,
+      levelCount: totals.numberOfPayments - 1,
+      lastPaymentCents: totals.lastPaymentCents,
+    },
+    rateThousandths,
+  );
 
   return {
     ok: true,
     loan: {
-      amount,
+      amountCents,
       term: request.term,
-      propertyValue,
+      propertyValueCents,
       creditScore,
-      interestRate: toPercentPlaces(rate),
-      apr,
-      monthlyPayment: summary.monthlyPayment,
-      numberOfPayments: summary.numberOfPayments,
-      finalPayment: summary.lastPayment,
-      totalInterest: summary.totalInterest,
-      totalOfPayments: summary.totalOfPayments,
+      interestRateThousandths: rateThousandths,
+      aprThousandths: apr,
+      monthlyPaymentCents: totals.monthlyPaymentCents,
+      numberOfPayments: totals.numberOfPayments,
+      finalPaymentCents: totals.lastPaymentCents,
+      totalInterestCents: totals.totalInterestCents,
+      totalOfPaymentsCents: totals.totalOfPaymentsCents,
       fees,
-      amountFinanced,
-      financeCharge: summary.totalInterest.plus(prepaid),
-      ltv,
+      amountFinancedCents,
+      financeChargeCents: totals.totalInterestCents + prepaid,
+      ltvThousandths,
       lockPeriodDays: sheet.lockPeriodDays,
       quoteValidityDays: sheet.quoteValidityDays,
     },

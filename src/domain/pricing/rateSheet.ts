@@ -4,6 +4,7 @@
  */
 import type { components } from '../../../generated/api.d.ts';
 import { Dec, type Decimal } from './decimal.ts';
+import { hasAtMostDecimals } from './units.ts';
 
 export type RateSheet = components['schemas']['RateSheet'];
 
@@ -53,10 +54,7 @@ export const DEFAULT_RATE_SHEET: RateSheet = Object.freeze({
   lockPeriodDays: 30,
 }) as RateSheet;
 
-/** True when a JSON number has at most `places` decimals (checked on its exact decimal form). */
-export function hasAtMostDecimals(value: number, places: number): boolean {
-  return Number.isFinite(value) && new Dec(value).decimalPlaces() <= places;
-}
+export { hasAtMostDecimals } from './units.ts';
 
 /**
  * Form problems the schema cannot state reliably: decimal places (JSON Schema's multipleOf is

@@ -132,7 +132,7 @@ const STATEMENT_CACHE_SIZE = 256;
 
 const TX_CONTROL = /^\s*(BEGIN|COMMIT|END)\b|^\s*ROLLBACK\s*(TRANSACTION\s*)?;?\s*$/i;
 
-type Mode = 'run' | 'get' | 'all';
+type Mode = 'run' | 'get' | 'all' | 'values';
 
 function describe(image: Uint8Array, lsn: number): SnapshotDescriptor {
   return { lsn, bytes: image.length, sha256: sha256(image) };
@@ -346,6 +346,7 @@ class SqlJsEngine implements SqlJsStore {
         },
         get: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'get') as R | undefined,
         all: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'all') as R[],
+        values: async (sql: string, params?: SqlParams) => guard(sql, params, 'values') as SqlValue[][],
       };
       try {
         return { value: await fn(executor), durable: this.journal.flushed() };
@@ -603,6 +604,7 @@ class SqlJsEngine implements SqlJsStore {
         run: async (sql, params) => guard(sql, params, 'run') as { changes: number },
         get: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'get') as R | undefined,
         all: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'all') as R[],
+        values: async (sql: string, params?: SqlParams) => guard(sql, params, 'values') as SqlValue[][],
       };
       const exec = (sql: string) => {
         if (!active) throw new Error('transaction executor used after its transaction finished');
@@ -671,11 +673,17 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   /** Runs one prepared statement (only the first statement of `sql`). */
-  private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | undefined {
+  private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | SqlValue[][] | undefined {
     const stmt = this.prepared(sql);
     try {
       if (params.length > 0) stmt.bind(params as BindParams);
       if (mode === 'get') return stmt.step() ? (stmt.getAsObject() as Row) : undefined;
+      if (mode === 'values') {
+        // stmt.get() is already a fresh array of the row's values: no object, no keyed stores.
+        const values: SqlValue[][] = [];
+        while (stmt.step()) values.push(stmt.get() as SqlValue[]);
+        return values;
+      }
       const rows: Row[] = [];
       if (mode === 'all') {
         // The column names once per statement: getAsObject() reads them again for every row,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { amortizationSchedule, amortizationSummary, monthlyPayment } from '../../../src/domain/pricing/amortization.ts';
+import { monthlyPaymentCents } from '../../../src/domain/pricing/amortizationCents.ts';
 import { Dec } from '../../../src/domain/pricing/decimal.ts';
 
 const d = (value: number | string) => new Dec(value);
@@ -20,12 +21,15 @@ const PUBLISHED: Array<[principal: number, rate: number, years: number, payment:
 describe('monthlyPayment', () => {
   it.each(PUBLISHED)('%d at %d %% over %d years pays %s a month', (principal, rate, years, payment) => {
     expect(monthlyPayment(d(principal), d(rate), years).toString()).toBe(payment);
+    // The fast path, in integer cents and thousandths of a point, states the same payment.
+    expect(monthlyPaymentCents(principal * 100, rate * 1000, years)).toBe(Math.round(Number(payment) * 100));
   });
 
   it('at a zero rate is the principal over the number of months, rounded half-up', () => {
     expect(monthlyPayment(d(100_000), d(0), 30).toString()).toBe('277.78'); // 277.777…
     expect(monthlyPayment(d(1_000), d(0), 1).toString()).toBe('83.33'); // 83.333…
     expect(monthlyPayment(d(1_000.02), d(0), 1).toString()).toBe('83.34'); // 83.335 → half-up
+    expect([monthlyPaymentCents(10_000_000, 0, 30), monthlyPaymentCents(100_000, 0, 1), monthlyPaymentCents(100_002, 0, 1)]).toEqual([27_778, 8_333, 8_334]);
   });
 
   it('refuses a term that is not a whole number of years', () => {

@@ -11,33 +11,33 @@ function priced(outcome: PricingOutcome): PricedLoan {
 describe('priceLoanFromSheet', () => {
   it('prices 350,000 over 30 years at 80 % LTV and a 742 score from the default sheet', () => {
     const loan = priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: 350_000, term: 30, propertyValue: 437_500, creditScore: 742 }));
-    expect(loan.interestRate.toString()).toBe('6.5'); // 6.500 base, LTV 80 → 0, score 742 → 0
-    expect(loan.ltv!.toString()).toBe('80');
-    expect(loan.monthlyPayment.toString()).toBe('2212.24');
+    expect(loan.interestRateThousandths).toBe(6500); // 6.500 base, LTV 80 → 0, score 742 → 0
+    expect(loan.ltvThousandths).toBe(80_000);
+    expect(loan.monthlyPaymentCents).toBe(221_224);
     expect(loan.numberOfPayments).toBe(360);
-    expect(loan.fees.map((f) => [f.name, f.amount.toString(), f.prepaidFinanceCharge])).toEqual([
-      ['origination', '3500', true],
-      ['appraisal', '650', false],
-      ['underwriting', '495', true],
+    expect(loan.fees.map((f) => [f.name, f.amountCents, f.prepaidFinanceCharge])).toEqual([
+      ['origination', 350_000, true],
+      ['appraisal', 65_000, false],
+      ['underwriting', 49_500, true],
     ]);
     // Amount financed: 350,000 − 3,500 − 495 (the appraisal is not a finance charge).
-    expect(loan.amountFinanced.toString()).toBe('346005');
-    expect(loan.financeCharge.equals(loan.totalOfPayments.minus(loan.amountFinanced))).toBe(true);
-    expect(loan.apr.toString()).toBe('6.611');
+    expect(loan.amountFinancedCents).toBe(34_600_500);
+    expect(loan.financeChargeCents).toBe(loan.totalOfPaymentsCents - loan.amountFinancedCents);
+    expect(loan.aprThousandths).toBe(6611);
   });
 
   it('adds the LTV and credit-score band adjustments to the base rate of the term', () => {
     // 16–20 years: 6.125; LTV 90.000 (above 80 up to 90): +0.25; score 650: +0.75.
     const loan = priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: 270_000, term: 20, propertyValue: 300_000, creditScore: 650 }));
-    expect(loan.ltv!.toString()).toBe('90');
-    expect(loan.interestRate.toString()).toBe('7.125');
+    expect(loan.ltvThousandths).toBe(90_000);
+    expect(loan.interestRateThousandths).toBe(7125);
   });
 
   it('applies no LTV or credit adjustment when neither is given, and states ltv as null', () => {
     const loan = priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: 350_000, term: 15 }));
-    expect(loan.interestRate.toString()).toBe('5.875');
-    expect(loan.ltv).toBeNull();
-    expect(loan.propertyValue).toBeNull();
+    expect(loan.interestRateThousandths).toBe(5875);
+    expect(loan.ltvThousandths).toBeNull();
+    expect(loan.propertyValueCents).toBeNull();
     expect(loan.creditScore).toBeNull();
   });
 
@@ -61,7 +61,7 @@ describe('priceLoanFromSheet', () => {
       ok: false,
       refusal: { kind: 'ltv_above_maximum' },
     });
-    expect(priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: 97_000, term: 30, propertyValue: 100_000 })).interestRate.toString()).toBe('7');
+    expect(priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: 97_000, term: 30, propertyValue: 100_000 })).interestRateThousandths).toBe(7000);
   });
 
   it('refuses an amount with more than two decimals as a form problem pointing at /amount', () => {
@@ -80,8 +80,8 @@ describe('priceLoanFromSheet', () => {
         fc.option(fc.integer({ min: 300, max: 850 }), { nil: null }),
         (cents, term, creditScore) => {
           const loan = priced(priceLoanFromSheet(DEFAULT_RATE_SHEET, { amount: cents / 100, term, creditScore }));
-          expect(loan.apr.greaterThanOrEqualTo(loan.interestRate)).toBe(true);
-          expect(loan.totalOfPayments.equals(loan.amount.plus(loan.totalInterest))).toBe(true);
+          expect(loan.aprThousandths).toBeGreaterThanOrEqual(loan.interestRateThousandths);
+          expect(loan.totalOfPaymentsCents).toBe(loan.amountCents + loan.totalInterestCents);
         },
       ),
       { numRuns: 100 },
@@ -103,7 +103,7 @@ describe('monthlyPaymentFromSheet', () => {
           const fast = monthlyPaymentFromSheet(DEFAULT_RATE_SHEET, request);
           if (full.ok) {
             expect(fast.ok).toBe(true);
-            expect(fast.ok && fast.monthlyPayment.toFixed(2)).toBe(full.loan.monthlyPayment.toFixed(2));
+            expect(fast.ok && fast.monthlyPaymentCents).toBe(full.loan.monthlyPaymentCents);
           } else {
             expect(fast).toEqual({ ok: false, refusal: full.refusal });
           }

@@ -130,6 +130,18 @@ describe('sql.js store durability', () => {
     await store.close();
   });
 
+  it('values() gives each row as an array of its values in the SELECT order, in reads and transactions', async () => {
+    const { store } = await fresh('values');
+    const inTx = await store.transaction(async (tx) => {
+      await tx.run("INSERT INTO items (name, data) VALUES ('x', NULL), ('y', x'01')");
+      return tx.values('SELECT name, id, data FROM items ORDER BY id');
+    });
+    expect(inTx).toEqual([['x', 1, null], ['y', 2, new Uint8Array([1])]]);
+    expect(await store.read((db) => db.values('SELECT id, name FROM items WHERE id > ? ORDER BY id', [1]))).toEqual([[2, 'y']]);
+    expect(await store.read((db) => db.values('SELECT id FROM items WHERE id > 5'))).toEqual([]);
+    await store.close();
+  });
+
   it('a torn last record (truncated) is ignored and earlier records survive', async () => {
     const { dir, store } = await fresh('torn-truncate');
     await insert(store, 'a');
@@ -389,6 +401,7 @@ describe('sql.js store durability', () => {
     await expect(store.read((db) => db.run("INSERT INTO items (name) VALUES ('x')"))).rejects.toThrow(/not allowed inside read/);
     // a write smuggled through get() is refused too
     await expect(store.read((db) => db.get("INSERT INTO items (name) VALUES ('smuggled') RETURNING id"))).rejects.toThrow(/only SELECT/);
+    await expect(store.read((db) => db.values("INSERT INTO items (name) VALUES ('smuggled') RETURNING id"))).rejects.toThrow(/only SELECT/);
     expect(await names(store)).toEqual([]);
     await store.close();
   });

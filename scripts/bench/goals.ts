@@ -1,0 +1,56 @@
+/**
+ * The performance goals of the service (issue 17's table), reported by the benchmark that measures
+ * each as soon as it has the figure, so that a later failure does not lose it. `npm run bench`
+ * prints them all at the end, every figure beside its goal and "met" or "NOT met". Each figure is
+ * a ratio to, or a figure taken beside, a baseline measured in the same run: absolute numbers
+ * depend on the machine (and on what else runs on it), ratios much less.
+ */
+
+export interface GoalResult {
+  /** What is measured, as the issue's table names it. */
+  figure: string;
+  /** The measured figure and its baseline, as printed ("2,355 vs 14,176 req/s = 0.17×"). */
+  measured: string;
+  /** The goal as printed ("≥ 0.50×"). */
+  goal: string;
+  met: boolean;
+}
+
+/** Every goal of the table, in its order; a benchmark that did not run leaves its rows "not measured". */
+export const GOALS = [
+  'GET /v1/account vs bare node:http answering the same JSON',
+  'POST /v1/quotes vs GET /v1/account on the same server',
+  'POST /v1/quotes vs the Prism mock of the same operation',
+  'submit decision p99, 4,000 applications, 50 connections',
+  'CSV export, 1,000,000 records, first',
+  'CSV export, 1,000,000 records, repeated',
+  'RSS growth during the first CSV export',
+] as const;
+
+export type GoalFigure = (typeof GOALS)[number];
+
+const results = new Map<GoalFigure, GoalResult>();
+
+export function reportGoal(figure: GoalFigure, measured: string, goal: string, met: boolean): void {
+  results.set(figure, { figure, measured, goal, met });
+  console.log(`  goal: ${figure}: ${measured} (goal ${goal}): ${met ? 'met' : 'NOT met'}`);
+}
+
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** The table of every goal: figure, measured, goal, met / NOT met / not measured. */
+export function goalTable(): string {
+  const rows = GOALS.map((figure) => {
+    const r = results.get(figure);
+    return r ? [figure, r.measured, r.goal, r.met ? 'met' : 'NOT met'] : [figure, '—', '', 'not measured'];
+  });
+  const header = ['figure', 'measured (same run)', 'goal', ''];
+  const widths = header.map((h, k) => Math.max(h.length, ...rows.map((row) => row[k]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, k) => c.padEnd(widths[k]!)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function goalsMeasured(): number {
+  return results.size;
+}
