@@ -710,11 +710,26 @@ export interface paths {
          *     restricted the partner). An unknown id, or an application of an account the partner does not
          *     serve, gets `404`.
          *
-         *     **Limits.** After 5 failed verifications of one application with the same linked account (the
-         *     account the token names) within an hour, further attempts with that account get `429` with
-         *     `Retry-After` until the oldest failure is an hour old. If the partner cannot be
-         *     reached the answer is `502` (`bank_partner_unavailable`, with `Retry-After`), and nothing is
-         *     recorded.
+         *     **Limits.** No request without a valid token can use up a valid token's allowance. Every
+         *     `429` carries `Retry-After`; `code` says which limit:
+         *
+         *     - `bank_token_failures_exceeded`: requests from one client address (an IPv6 client by its
+         *       /64) whose token failed authentication, 20 a minute by default
+         *       (`BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE`); once used up, that address gets `429` before
+         *       its token is looked at, until its minute ends. Other addresses are not affected.
+         *     - `bank_partner_refusals_exceeded`: tokens an `http` partner has refused in a minute, all
+         *       clients together, 300 by default (`BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE`); once
+         *       reached, tokens of that partner are not sent to it for checking until the minute ends, so
+         *       junk tokens never make the service hammer a partner. Sandbox tokens are checked locally at
+         *       no cost and have no such cap.
+         *     - `rate_limited`: requests a minute per bank partner (`RATE_LIMIT_PER_MINUTE`, 1200 by
+         *       default), counted only for tokens already proven valid (by the sandbox, or by the partner).
+         *     - `verification_attempts_exceeded`: after 5 failed verifications of one application with the
+         *       same linked account (the account the token names) within an hour, further attempts with
+         *       that account are refused until the oldest failure is an hour old.
+         *
+         *     If the partner cannot be reached the answer is `502` (`bank_partner_unavailable`, with
+         *     `Retry-After`), and nothing is recorded.
          */
         post: operations["verifyBankDetails"];
         delete?: never;
@@ -2525,11 +2540,16 @@ export interface components {
             };
         };
         /**
-         * @description The application has had 5 failed verifications with the account this bank token names in the
-         *     last hour (a guard against guessing). Retry after `Retry-After` seconds, when the oldest of them
-         *     leaves the hour. Failures with other linked accounts do not count, so a stranger cannot lock the
-         *     applicant out. The same status, with code `rate_limited`, answers when one partner's tokens
-         *     make more than `RATE_LIMIT_PER_MINUTE` requests in a minute.
+         * @description A limit was reached; `code` says which, and `Retry-After` when to try again.
+         *     `bank_token_failures_exceeded`: this client address sent too many tokens that failed
+         *     authentication this minute (`BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE`, 20 by default).
+         *     `bank_partner_refusals_exceeded`: the `http` partner has refused too many tokens this minute, all
+         *     clients together (`BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE`, 300 by default); tokens are not
+         *     sent to it for checking until the minute ends. `rate_limited`: the partner's proven tokens made
+         *     more than `RATE_LIMIT_PER_MINUTE` requests this minute. `verification_attempts_exceeded`: the
+         *     application has had 5 failed verifications with the account this bank token names in the last
+         *     hour (a guard against guessing), until the oldest of them leaves the hour; failures with other
+         *     linked accounts do not count, so a stranger cannot lock the applicant out.
          */
         BankVerificationAttemptsExceeded: {
             headers: {

@@ -12,7 +12,7 @@ export interface Config {
   /** Where the database snapshot, its journal and uploaded documents live. */
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Requests a minute per API key; 0 turns rate limiting off. */
+  /** Requests a minute per API key, and per bank partner for tokens proven valid; 0 turns rate limiting off. */
   rateLimitPerMinute: number;
   /** Largest JSON request body accepted, in bytes. */
   jsonBodyLimitBytes: number;
@@ -68,6 +68,18 @@ export interface BankConfig {
   partnerRetryBaseMs: number;
   /** BANK_SANDBOX_TOKEN_TTL_SECONDS: lifetime of sandbox tokens minted by the admin CLI (default 3600). */
   sandboxTokenTtlSeconds: number;
+  /**
+   * BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE: bank tokens that may fail authentication a minute
+   * from one client address (an IPv6 client by its /64); beyond it that address gets 429 on
+   * POST /v1/banks/verify, before its token is looked at, until the minute ends (default 20; 0: no limit).
+   */
+  authFailuresPerClientPerMinute: number;
+  /**
+   * BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE: tokens one `http` partner may refuse a minute, all
+   * clients together; beyond it tokens not yet proven are not sent to that partner (429) until the
+   * minute ends, so junk tokens never make the service hammer a partner (default 300; 0: no limit).
+   */
+  authFailuresPerPartnerPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +143,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     partnerMaxAttempts: integer(env, 'BANK_PARTNER_MAX_ATTEMPTS', 3, 1, 10, problems),
     partnerRetryBaseMs: integer(env, 'BANK_PARTNER_RETRY_BASE_MS', 200, 0, 10_000, problems),
     sandboxTokenTtlSeconds: integer(env, 'BANK_SANDBOX_TOKEN_TTL_SECONDS', 3600, 60, 86_400, problems),
+    authFailuresPerClientPerMinute: integer(env, 'BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE', 20, 0, 1_000_000, problems),
+    authFailuresPerPartnerPerMinute: integer(env, 'BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE', 300, 0, 1_000_000, problems),
   };
 
   const webhooks: WebhookConfig = {
