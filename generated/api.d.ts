@@ -40,6 +40,11 @@ export interface paths {
          *     response. Needs an admin key. The secret is never stored, so a retry with the same
          *     `Idempotency-Key` does not replay it: it gets 409 `idempotency_secret_withheld`, naming the
          *     key that was created (revoke it and create another if the secret was lost).
+         *
+         *     **Cap.** An account may hold up to `API_KEYS_PER_ACCOUNT` active (unrevoked) keys (100 by
+         *     default): rate limits are per key, so the cap keeps an account from multiplying its
+         *     allowance. One more is refused with 422 `api_key_limit_reached`, the cap in `limit`; revoke
+         *     a key to make room.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -228,6 +233,14 @@ export interface paths {
          *     private, link-local, carrier-grade NAT, multicast or unique-local addresses, in any IPv4 or
          *     IPv6 form); the same check is made again at every connection. A URL that breaks this rule
          *     is refused with 422 (`webhook_url_not_allowed`). Needs an admin key.
+         *
+         *     **Caps.** An account may register up to `WEBHOOK_ENDPOINTS_PER_ACCOUNT` endpoints (16 by
+         *     default), enabled or not; one more is refused with 422 `webhook_endpoint_limit_reached`, the
+         *     cap in `limit`. A URL another endpoint of the account already has is refused with 409
+         *     `webhook_url_already_registered`, naming that endpoint in `existingWebhookId` (choose several
+         *     events on one endpoint instead). So one event goes to at most that many endpoints, and
+         *     deliveries stay limited per endpoint and overall (`WEBHOOK_ENDPOINT_CONCURRENCY`,
+         *     `WEBHOOK_CONCURRENCY`).
          *
          *     The secret is not kept with the stored response of an `Idempotency-Key`: a retry with the same
          *     key gets 409 `idempotency_secret_withheld` naming the endpoint that was created (rotate its
@@ -828,6 +841,17 @@ export interface components {
              * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
              */
             requestId: string;
+            /**
+             * @description For a per-account cap that was reached (`webhook_endpoint_limit_reached`,
+             *     `api_key_limit_reached`), the cap itself.
+             * @example 16
+             */
+            limit?: number;
+            /**
+             * @description For `webhook_url_already_registered`, the endpoint that already has the URL.
+             * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+             */
+            existingWebhookId?: string;
             /** @description For validation failures, each offending field or parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
             /**
@@ -2500,8 +2524,25 @@ export interface components {
             };
         };
         /**
+         * @description `webhook_url_already_registered`: another endpoint of the account already has this URL
+         *     (`existingWebhookId` names it; change its events instead of registering the URL twice). On
+         *     `POST`, also a request with the same `Idempotency-Key` still in progress, or one whose secret
+         *     was withheld from the stored response.
+         */
+        WebhookConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The request breaks a business rule; `code` says which. For a webhook URL: `webhook_url_not_allowed`
          *     (not https, or a host that is or resolves to a non-public address) or `webhook_url_invalid`.
+         *     On registration, `webhook_endpoint_limit_reached` when the account already has as many endpoints
+         *     as it may register (`WEBHOOK_ENDPOINTS_PER_ACCOUNT`, 16 by default; `limit` says how many).
          */
         WebhookUrlNotAllowed: {
             headers: {
@@ -2786,6 +2827,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
@@ -2916,7 +2958,19 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /**
+             * @description The request breaks a business rule; `code` says which: `api_key_limit_reached` (the account
+             *     holds as many active keys as it may; `limit` says how many) or `idempotency_key_reused`.
+             */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3193,7 +3247,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["WebhookConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
@@ -3295,6 +3349,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];

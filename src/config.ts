@@ -16,6 +16,11 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Largest JSON request body accepted, in bytes. */
   jsonBodyLimitBytes: number;
+  /**
+   * API_KEYS_PER_ACCOUNT: active (unrevoked) API keys one account may hold (default 100). Rate
+   * limits are per key, so without a cap an admin could multiply its allowance by minting keys.
+   */
+  apiKeysPerAccount: number;
   /** The URL partners reach this service at, used in links the service hands out (document URLs). */
   publicBaseUrl: string;
   /** Bank verification (issue 7). */
@@ -48,6 +53,11 @@ export interface WebhookConfig {
   pollIntervalMs: number;
   /** WEBHOOK_TIMEOUT_MS: a delivery that has no complete answer after this long failed (default 15000). */
   timeoutMs: number;
+  /**
+   * WEBHOOK_ENDPOINTS_PER_ACCOUNT: endpoints one account may register, enabled or not (default 16;
+   * payment and messaging platforms allow 10 to 20 per application). It bounds the fan-out of one event.
+   */
+  endpointsPerAccount: number;
 }
 
 /** Settings of bank verification; see README "Bank verification". */
@@ -120,6 +130,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const rateLimitPerMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000, problems);
   const jsonBodyLimitBytes = integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems);
+  const apiKeysPerAccount = integer(env, 'API_KEYS_PER_ACCOUNT', 100, 1, 100_000, problems);
 
   const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const explicitBaseUrl = env.PUBLIC_BASE_URL?.trim();
@@ -153,6 +164,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 256, problems),
     pollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 200, 10, 60_000, problems),
     timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000, problems),
+    endpointsPerAccount: integer(env, 'WEBHOOK_ENDPOINTS_PER_ACCOUNT', 16, 1, 1000, problems),
   };
   for (const host of webhooks.allowedHosts) {
     const problem = allowedHostProblem(host);
@@ -170,6 +182,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: logLevelRaw as Config['logLevel'],
     rateLimitPerMinute,
     jsonBodyLimitBytes,
+    apiKeysPerAccount,
     publicBaseUrl,
     bank,
     webhooks,

@@ -20,7 +20,8 @@ let dispatcher: WebhookDispatcher;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  // One account registers an endpoint per test here, more than the default cap of 16 (test/api/accountCaps.test.ts checks the cap).
+  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_ENDPOINTS_PER_ACCOUNT: '64' } });
   account = await app.newAccount();
   other = await app.newAccount('Other Bank');
   dispatcher = new WebhookDispatcher(app.ctx).start();
