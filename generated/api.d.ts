@@ -40,6 +40,11 @@ export interface paths {
          *     response. Needs an admin key. The secret is never stored, so a retry with the same
          *     `Idempotency-Key` does not replay it: it gets 409 `idempotency_secret_withheld`, naming the
          *     key that was created (revoke it and create another if the secret was lost).
+         *
+         *     **Cap.** An account may hold up to `API_KEYS_PER_ACCOUNT` active (unrevoked) keys (100 by
+         *     default): rate limits are per key, so the cap keeps an account from multiplying its
+         *     allowance. One more is refused with 422 `api_key_limit_reached`, the cap in `limit`; revoke
+         *     a key to make room.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -228,6 +233,14 @@ export interface paths {
          *     private, link-local, carrier-grade NAT, multicast or unique-local addresses, in any IPv4 or
          *     IPv6 form); the same check is made again at every connection. A URL that breaks this rule
          *     is refused with 422 (`webhook_url_not_allowed`). Needs an admin key.
+         *
+         *     **Caps.** An account may register up to `WEBHOOK_ENDPOINTS_PER_ACCOUNT` endpoints (16 by
+         *     default), enabled or not; one more is refused with 422 `webhook_endpoint_limit_reached`, the
+         *     cap in `limit`. A URL another endpoint of the account already has is refused with 409
+         *     `webhook_url_already_registered`, naming that endpoint in `existingWebhookId` (choose several
+         *     events on one endpoint instead). So one event goes to at most that many endpoints, and
+         *     deliveries stay limited per endpoint and overall (`WEBHOOK_ENDPOINT_CONCURRENCY`,
+         *     `WEBHOOK_CONCURRENCY`).
          *
          *     The secret is not kept with the stored response of an `Idempotency-Key`: a retry with the same
          *     key gets 409 `idempotency_secret_withheld` naming the endpoint that was created (rotate its
@@ -710,11 +723,26 @@ export interface paths {
          *     restricted the partner). An unknown id, or an application of an account the partner does not
          *     serve, gets `404`.
          *
-         *     **Limits.** After 5 failed verifications of one application with the same linked account (the
-         *     account the token names) within an hour, further attempts with that account get `429` with
-         *     `Retry-After` until the oldest failure is an hour old. If the partner cannot be
-         *     reached the answer is `502` (`bank_partner_unavailable`, with `Retry-After`), and nothing is
-         *     recorded.
+         *     **Limits.** No request without a valid token can use up a valid token's allowance. Every
+         *     `429` carries `Retry-After`; `code` says which limit:
+         *
+         *     - `bank_token_failures_exceeded`: requests from one client address (an IPv6 client by its
+         *       /64) whose token failed authentication, 20 a minute by default
+         *       (`BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE`); once used up, that address gets `429` before
+         *       its token is looked at, until its minute ends. Other addresses are not affected.
+         *     - `bank_partner_refusals_exceeded`: tokens an `http` partner has refused in a minute, all
+         *       clients together, 300 by default (`BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE`); once
+         *       reached, tokens of that partner are not sent to it for checking until the minute ends, so
+         *       junk tokens never make the service hammer a partner. Sandbox tokens are checked locally at
+         *       no cost and have no such cap.
+         *     - `rate_limited`: requests a minute per bank partner (`RATE_LIMIT_PER_MINUTE`, 1200 by
+         *       default), counted only for tokens already proven valid (by the sandbox, or by the partner).
+         *     - `verification_attempts_exceeded`: after 5 failed verifications of one application with the
+         *       same linked account (the account the token names) within an hour, further attempts with
+         *       that account are refused until the oldest failure is an hour old.
+         *
+         *     If the partner cannot be reached the answer is `502` (`bank_partner_unavailable`, with
+         *     `Retry-After`), and nothing is recorded.
          */
         post: operations["verifyBankDetails"];
         delete?: never;
@@ -813,6 +841,17 @@ export interface components {
              * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
              */
             requestId: string;
+            /**
+             * @description For a per-account cap that was reached (`webhook_endpoint_limit_reached`,
+             *     `api_key_limit_reached`), the cap itself.
+             * @example 16
+             */
+            limit?: number;
+            /**
+             * @description For `webhook_url_already_registered`, the endpoint that already has the URL.
+             * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+             */
+            existingWebhookId?: string;
             /** @description For validation failures, each offending field or parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
             /**
@@ -2491,8 +2530,25 @@ export interface components {
             };
         };
         /**
+         * @description `webhook_url_already_registered`: another endpoint of the account already has this URL
+         *     (`existingWebhookId` names it; change its events instead of registering the URL twice). On
+         *     `POST`, also a request with the same `Idempotency-Key` still in progress, or one whose secret
+         *     was withheld from the stored response.
+         */
+        WebhookConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The request breaks a business rule; `code` says which. For a webhook URL: `webhook_url_not_allowed`
          *     (not https, or a host that is or resolves to a non-public address) or `webhook_url_invalid`.
+         *     On registration, `webhook_endpoint_limit_reached` when the account already has as many endpoints
+         *     as it may register (`WEBHOOK_ENDPOINTS_PER_ACCOUNT`, 16 by default; `limit` says how many).
          */
         WebhookUrlNotAllowed: {
             headers: {
@@ -2531,11 +2587,16 @@ export interface components {
             };
         };
         /**
-         * @description The application has had 5 failed verifications with the account this bank token names in the
-         *     last hour (a guard against guessing). Retry after `Retry-After` seconds, when the oldest of them
-         *     leaves the hour. Failures with other linked accounts do not count, so a stranger cannot lock the
-         *     applicant out. The same status, with code `rate_limited`, answers when one partner's tokens
-         *     make more than `RATE_LIMIT_PER_MINUTE` requests in a minute.
+         * @description A limit was reached; `code` says which, and `Retry-After` when to try again.
+         *     `bank_token_failures_exceeded`: this client address sent too many tokens that failed
+         *     authentication this minute (`BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE`, 20 by default).
+         *     `bank_partner_refusals_exceeded`: the `http` partner has refused too many tokens this minute, all
+         *     clients together (`BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE`, 300 by default); tokens are not
+         *     sent to it for checking until the minute ends. `rate_limited`: the partner's proven tokens made
+         *     more than `RATE_LIMIT_PER_MINUTE` requests this minute. `verification_attempts_exceeded`: the
+         *     application has had 5 failed verifications with the account this bank token names in the last
+         *     hour (a guard against guessing), until the oldest of them leaves the hour; failures with other
+         *     linked accounts do not count, so a stranger cannot lock the applicant out.
          */
         BankVerificationAttemptsExceeded: {
             headers: {
@@ -2772,6 +2833,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
@@ -2902,7 +2964,19 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableContent"];
+            /**
+             * @description The request breaks a business rule; `code` says which: `api_key_limit_reached` (the account
+             *     holds as many active keys as it may; `limit` says how many) or `idempotency_key_reused`.
+             */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3179,7 +3253,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["WebhookConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
@@ -3281,6 +3355,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];

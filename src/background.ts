@@ -26,11 +26,18 @@ function every(name: string, intervalMs: number, ctx: AppContext, work: () => Pr
   };
 }
 
+/** How often stored Idempotency-Key responses past their 24 hours are deleted. */
+export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/** One run of the idempotency sweep, exactly as the background task runs it: the number of records deleted. */
+export function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
+  return new IdempotencyKeys(ctx.store, ctx.clock).sweep();
+}
+
 export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
-  const idempotency = new IdempotencyKeys(ctx.store, ctx.clock);
   const webhookDispatcher = startWebhookDispatcher(ctx);
   return [
-    every('idempotency-sweep', 60 * 60 * 1000, ctx, () => idempotency.sweep()),
+    every('idempotency-sweep', IDEMPOTENCY_SWEEP_INTERVAL_MS, ctx, () => sweepIdempotencyKeys(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

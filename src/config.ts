@@ -12,10 +12,15 @@ export interface Config {
   /** Where the database snapshot, its journal and uploaded documents live. */
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Requests a minute per API key; 0 turns rate limiting off. */
+  /** Requests a minute per API key, and per bank partner for tokens proven valid; 0 turns rate limiting off. */
   rateLimitPerMinute: number;
   /** Largest JSON request body accepted, in bytes. */
   jsonBodyLimitBytes: number;
+  /**
+   * API_KEYS_PER_ACCOUNT: active (unrevoked) API keys one account may hold (default 100). Rate
+   * limits are per key, so without a cap an admin could multiply its allowance by minting keys.
+   */
+  apiKeysPerAccount: number;
   /** The URL partners reach this service at, used in links the service hands out (document URLs). */
   publicBaseUrl: string;
   /** Bank verification (issue 7). */
@@ -62,6 +67,11 @@ export interface WebhookConfig {
   pollIntervalMs: number;
   /** WEBHOOK_TIMEOUT_MS: a delivery that has no complete answer after this long failed (default 15000). */
   timeoutMs: number;
+  /**
+   * WEBHOOK_ENDPOINTS_PER_ACCOUNT: endpoints one account may register, enabled or not (default 16;
+   * payment and messaging platforms allow 10 to 20 per application). It bounds the fan-out of one event.
+   */
+  endpointsPerAccount: number;
 }
 
 /** Settings of bank verification; see README "Bank verification". */
@@ -82,6 +92,18 @@ export interface BankConfig {
   partnerRetryBaseMs: number;
   /** BANK_SANDBOX_TOKEN_TTL_SECONDS: lifetime of sandbox tokens minted by the admin CLI (default 3600). */
   sandboxTokenTtlSeconds: number;
+  /**
+   * BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE: bank tokens that may fail authentication a minute
+   * from one client address (an IPv6 client by its /64); beyond it that address gets 429 on
+   * POST /v1/banks/verify, before its token is looked at, until the minute ends (default 20; 0: no limit).
+   */
+  authFailuresPerClientPerMinute: number;
+  /**
+   * BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE: tokens one `http` partner may refuse a minute, all
+   * clients together; beyond it tokens not yet proven are not sent to that partner (429) until the
+   * minute ends, so junk tokens never make the service hammer a partner (default 300; 0: no limit).
+   */
+  authFailuresPerPartnerPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +144,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const rateLimitPerMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000, problems);
   const jsonBodyLimitBytes = integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024, problems);
+  const apiKeysPerAccount = integer(env, 'API_KEYS_PER_ACCOUNT', 100, 1, 100_000, problems);
 
   const displayHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const explicitBaseUrl = env.PUBLIC_BASE_URL?.trim();
@@ -145,6 +168,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     partnerMaxAttempts: integer(env, 'BANK_PARTNER_MAX_ATTEMPTS', 3, 1, 10, problems),
     partnerRetryBaseMs: integer(env, 'BANK_PARTNER_RETRY_BASE_MS', 200, 0, 10_000, problems),
     sandboxTokenTtlSeconds: integer(env, 'BANK_SANDBOX_TOKEN_TTL_SECONDS', 3600, 60, 86_400, problems),
+    authFailuresPerClientPerMinute: integer(env, 'BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE', 20, 0, 1_000_000, problems),
+    authFailuresPerPartnerPerMinute: integer(env, 'BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE', 300, 0, 1_000_000, problems),
   };
 
   const webhooks: WebhookConfig = {
@@ -153,6 +178,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 256, problems),
     pollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 200, 10, 60_000, problems),
     timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000, problems),
+    endpointsPerAccount: integer(env, 'WEBHOOK_ENDPOINTS_PER_ACCOUNT', 16, 1, 1000, problems),
   };
   for (const host of webhooks.allowedHosts) {
     const problem = allowedHostProblem(host);
@@ -184,6 +210,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: logLevelRaw as Config['logLevel'],
     rateLimitPerMinute,
     jsonBodyLimitBytes,
+    apiKeysPerAccount,
     publicBaseUrl,
     bank,
     webhooks,

@@ -8,7 +8,7 @@ import type { AppContext, Authenticators } from './context.ts';
 import { systemResolver, type Resolver } from './net/resolve.ts';
 import type { Logger } from './log.ts';
 import { apiKeyAuthenticator } from './services/authentication.ts';
-import { authenticateBankToken } from './services/bankVerification.ts';
+import { bankTokenAuthenticator } from './services/bankVerification.ts';
 import type { Store } from './store/store.ts';
 
 export interface ContextParts {
@@ -23,6 +23,6 @@ export function createContext(parts: ContextParts): AppContext {
   const authenticate = {} as Authenticators;
   const ctx: AppContext = { ...parts, resolve: parts.resolve ?? systemResolver, authenticate };
   authenticate.apiKey = apiKeyAuthenticator(ctx);
-  authenticate.bankToken = (token) => authenticateBankToken(ctx, token);
+  authenticate.bankToken = bankTokenAuthenticator(ctx);
   return ctx;
 }

@@ -4,6 +4,7 @@
  * checkpoint and close the store).
  */
 import { once } from 'node:events';
+import { chmod, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.ts';
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // Only the service's user may enter DATA_DIR (database, documents, secrets, the admin socket),
+  // whatever the umask it was started under.
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await chmod(config.dataDir, 0o700);
   const store = await openSqlJsStore({
     dataDir: config.dataDir,
     secrets: config.secrets,

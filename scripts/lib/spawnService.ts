@@ -46,6 +46,8 @@ export interface StartServiceOptions {
   env?: Record<string, string>;
   /** How long to wait for the service to listen (default 20 s). */
   timeoutMs?: number;
+  /** The file mode creation mask the service starts under (default: this process's own). */
+  umask?: number;
 }
 
 const QUIET_LEVELS = new Set(['warn', 'error', 'fatal', 'silent']);
@@ -82,7 +84,14 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     LOG_LEVEL: logLevel,
     DATA_DIR: options.dataDir,
   });
-  const child = spawn(process.execPath, [MAIN_ENTRY], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A child inherits the umask at spawn, which is synchronous: nothing else runs in between.
+  const previousUmask = options.umask === undefined ? undefined : process.umask(options.umask);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [MAIN_ENTRY], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    if (previousUmask !== undefined) process.umask(previousUmask);
+  }
   const logs: Array<Record<string, unknown>> = [];
   const waiters = new Set<{ match: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }>();
   let stderr = '';

@@ -19,6 +19,11 @@ export interface PartnerAccount {
 }
 
 export interface BankConnector {
+  /**
+   * true when `authenticate` proves a token here, at no cost to anyone (the sandbox's sealed
+   * tokens); false when it asks the partner (an HTTP call the partner pays for).
+   */
+  readonly provesLocally: boolean;
   /** Rejects with BankTokenRejected when the token is not live, BankPartnerUnavailable/BankPartnerBadResponse when the partner fails. */
   authenticate(partnerToken: string): Promise<BankGrant>;
   /** Rejects with BankTokenRejected when the account is gone, BankPartnerUnavailable/BankPartnerBadResponse when the partner fails. */

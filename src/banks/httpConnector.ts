@@ -105,6 +105,7 @@ interface PartnerAnswer {
 }
 
 export class HttpConnector implements BankConnector {
+  readonly provesLocally = false;
   readonly #partner: HttpPartner;
   readonly #config: PartnerConfig;
   readonly #clock: Clock;

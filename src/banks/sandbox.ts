@@ -76,6 +76,7 @@ export function openSandboxToken(key: Buffer, partnerId: string, sealedPart: str
 }
 
 export class SandboxConnector implements BankConnector {
+  readonly provesLocally = true;
   readonly #key: Buffer;
   readonly #partnerId: string;
   readonly #clock: Clock;

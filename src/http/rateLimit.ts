@@ -4,14 +4,8 @@
  * IETF RateLimit header draft: `RateLimit-Policy: "default";q=1200;w=60` and
  * `RateLimit: "default";r=<remaining>;t=<seconds to reset>`.
  */
+import { WindowCounter } from '../domain/limits/windowCounter.ts';
 import { problems } from './problem.ts';
-
-const WINDOW_MS = 60_000;
-
-interface Window {
-  startedAt: number;
-  count: number;
-}
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -21,34 +15,25 @@ export interface RateLimitDecision {
 
 export class RateLimiter {
   readonly #limit: number;
-  readonly #windows = new Map<string, Window>();
-  #lastSweep = 0;
+  readonly #counter: WindowCounter;
 
   constructor(limitPerMinute: number) {
     this.#limit = limitPerMinute;
+    this.#counter = new WindowCounter(limitPerMinute);
   }
 
   get enabled(): boolean {
-    return this.#limit > 0;
+    return this.#counter.enabled;
   }
 
   consume(key: string, now: number): RateLimitDecision {
-    this.#sweep(now);
-    let window = this.#windows.get(key);
-    if (!window || now - window.startedAt >= WINDOW_MS) {
-      window = { startedAt: now, count: 0 };
-      this.#windows.set(key, window);
-    }
-    const resetSeconds = Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000));
-    const allowed = window.count < this.#limit;
-    if (allowed) window.count += 1;
-    const remaining = Math.max(0, this.#limit - window.count);
+    const taken = this.#counter.take(key, now);
     return {
-      allowed,
-      retryAfterSeconds: resetSeconds,
+      allowed: taken.allowed,
+      retryAfterSeconds: taken.retryAfterSeconds,
       headers: {
         'RateLimit-Policy': `"default";q=${this.#limit};w=60`,
-        RateLimit: `"default";r=${remaining};t=${resetSeconds}`,
+        RateLimit: `"default";r=${taken.remaining};t=${taken.retryAfterSeconds}`,
       },
     };
   }
@@ -67,15 +52,6 @@ export class RateLimiter {
         `${whose} used ${this.#limit} requests this minute; retry after ${decision.retryAfterSeconds} seconds.`,
         { 'Retry-After': String(decision.retryAfterSeconds) },
       );
-    }
-  }
-
-  /** Drops windows that ended, so memory follows active keys rather than every key ever seen. */
-  #sweep(now: number): void {
-    if (now - this.#lastSweep < WINDOW_MS) return;
-    this.#lastSweep = now;
-    for (const [key, window] of this.#windows) {
-      if (now - window.startedAt >= WINDOW_MS) this.#windows.delete(key);
     }
   }
 }

@@ -10,6 +10,7 @@ import { newId } from '../ids.ts';
 import { findAccount, insertAccount, type AccountRecord } from '../store/accounts.ts';
 import {
   countActiveAdminKeys,
+  countActiveApiKeys,
   findApiKey,
   findApiKeyById,
   listApiKeys as listApiKeyRecords,
@@ -77,6 +78,16 @@ export async function createApiKey(
 ): Promise<CreatedApiKey> {
   return ctx.store.transaction(async (tx) => {
     if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
+    // Rate limits are per key: a cap keeps an account from multiplying its allowance by minting keys.
+    const limit = ctx.config.apiKeysPerAccount;
+    const active = await countActiveApiKeys(tx, accountId);
+    if (active >= limit) {
+      throw fail.refused(
+        'api_key_limit_reached',
+        `This account has ${active} active API keys, the most it may hold (${limit}); revoke one it no longer uses before creating another.`,
+        { limit },
+      );
+    }
     return addKey(tx, ctx, accountId, input.role, input.name);
   });
 }

@@ -7,8 +7,10 @@
  * restricted partner's token gets 404 for applications of accounts it does not serve (exactly as
  * for an id that does not exist, so nothing is revealed).
  *
- * Order of refusals: 401 token (at the edge: format, partner, and the partner's own check of the
- * token) → 400 body → 404 application → 409 withdrawn → 429 failed-attempt limit → partner's
+ * Order of refusals: 429 for a client address with too many failed token checks (at the edge) →
+ * 401 token (format, partner, and the partner's own check of the token; 429 instead of asking a
+ * partner that has refused too many tokens this minute) → 429 partner quota of proven tokens (at
+ * the edge) → 400 body → 404 application → 409 withdrawn → 429 failed-attempt limit → partner's
  * account lookup (401 when the account is gone, 502 when the partner fails) → verdict.
  */
 import type { components } from '../../generated/api.d.ts';
@@ -21,6 +23,7 @@ import { parseBankToken } from '../banks/tokenFormat.ts';
 import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
 import { NAME_MATCH_THRESHOLD, scoreNameMatch } from '../domain/banks/nameMatch.ts';
 import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
+import { WindowCounter } from '../domain/limits/windowCounter.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication } from '../store/applications.ts';
@@ -73,25 +76,49 @@ async function callPartner<T>(ctx: AppContext, partnerId: string, call: () => Pr
 }
 
 /**
- * Authenticates the bearer token of `POST /v1/banks/verify`: a well-formed bank token of a known,
+ * The check of the bearer token of `POST /v1/banks/verify`: a well-formed bank token of a known,
  * enabled partner that the partner says is live. Throws `unauthenticated` (401) or an AppError
- * (502 when the partner cannot say).
+ * (502 when the partner cannot say; 429 while the partner's refusals are capped).
+ *
+ * A token the sandbox proves locally costs nothing to check. A token of an `http` partner costs
+ * the partner an introspection call, so refusals are capped per partner, all clients together
+ * (BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE): once a partner has refused that many tokens in a
+ * minute, tokens are not sent to it until the minute ends. Each check holds a place in that count
+ * while the partner is asked, so concurrent junk cannot slip past the cap together; a token the
+ * partner accepts (or a partner failure) gives its place back.
  */
-export async function authenticateBankToken(ctx: AppContext, token: string | null): Promise<BankTokenPrincipal> {
-  if (token === null) throw fail.unauthenticated("Send the bank partner's token as Authorization: Bearer <bank token>.");
-  if (token.startsWith('mos_live_')) throw fail.unauthenticated("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
-  const parsed = parseBankToken(token);
-  if (!parsed) throw fail.unauthenticated('The bearer token is not a bank token (bnk_tok_…).');
-  const partner = await ctx.store.read((db) => findBankPartner(db, parsed.partnerId));
-  // An unknown and a disabled partner read the same: the token is not valid.
-  if (!partner || partner.disabledAt) throw fail.unauthenticated('The bank token is not valid.');
-  try {
-    const grant = await callPartner(ctx, partner.partnerId, async () => (await connectorFor(partner, ctx)).authenticate(parsed.partnerToken));
-    return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant };
-  } catch (err) {
-    if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
-    throw err;
-  }
+export function bankTokenAuthenticator(ctx: AppContext): (token: string | null) => Promise<BankTokenPrincipal> {
+  const refusals = new WindowCounter(ctx.config.bank.authFailuresPerPartnerPerMinute);
+
+  return async function authenticateBankToken(token: string | null): Promise<BankTokenPrincipal> {
+    if (token === null) throw fail.unauthenticated("Send the bank partner's token as Authorization: Bearer <bank token>.");
+    if (token.startsWith('mos_live_')) throw fail.unauthenticated("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
+    const parsed = parseBankToken(token);
+    if (!parsed) throw fail.unauthenticated('The bearer token is not a bank token (bnk_tok_…).');
+    const partner = await ctx.store.read((db) => findBankPartner(db, parsed.partnerId));
+    // An unknown and a disabled partner read the same: the token is not valid.
+    if (!partner || partner.disabledAt) throw fail.unauthenticated('The bank token is not valid.');
+    const connector = await callPartner(ctx, partner.partnerId, () => connectorFor(partner, ctx));
+    const place = connector.provesLocally ? null : refusals.take(partner.partnerId, ctx.clock.now().getTime());
+    if (place && !place.allowed) {
+      ctx.log.warn({ partnerId: partner.partnerId, limit: refusals.limit }, 'bank partner refusal cap reached; tokens not sent to the partner');
+      throw fail.rateLimited(
+        'bank_partner_refusals_exceeded',
+        `This bank partner has refused ${refusals.limit} tokens in the last minute; new tokens are not sent to it for checking until ` +
+          `the minute ends. Retry after ${place.retryAfterSeconds} seconds.`,
+        place.retryAfterSeconds,
+      );
+    }
+    try {
+      const grant = await callPartner(ctx, partner.partnerId, () => connector.authenticate(parsed.partnerToken));
+      place?.release();
+      return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant };
+    } catch (err) {
+      if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
+      place?.release();
+      throw err;
+    }
+  };
 }
 
 export interface VerificationRequest {

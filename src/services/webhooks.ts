@@ -9,9 +9,12 @@ import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
 import { fail } from '../errors.ts';
 import { findDelivery, scheduleRetry } from '../store/outbox.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
+import type { Tx } from '../store/store.ts';
 import {
+  countEndpoints,
   deleteEndpoint,
   findEndpoint,
+  findEndpointIdByUrl,
   findEventType,
   insertEndpoint,
   listAttempts,
@@ -103,6 +106,21 @@ function checkEvents(events: readonly string[], pointer: (index: number) => stri
   return events as WebhookEventType[];
 }
 
+/**
+ * A second endpoint with the same URL would only make every event go twice to one receiver:
+ * refused with 409 naming the endpoint that has it (`except` is the endpoint being changed).
+ */
+async function refuseDuplicateUrl(tx: Tx, accountId: string, url: string, except?: string): Promise<void> {
+  const existing = await findEndpointIdByUrl(tx, accountId, url);
+  if (existing && existing !== except) {
+    throw fail.conflict(
+      'webhook_url_already_registered',
+      `Webhook endpoint ${existing} already has this URL; change its events with PATCH /v1/webhooks/${existing} instead of registering it again.`,
+      { existingWebhookId: existing },
+    );
+  }
+}
+
 async function requireEndpoint(ctx: AppContext, accountId: string, webhookId: string): Promise<WebhookEndpointRecord> {
   const endpoint = await ctx.store.read((db) => findEndpoint(db, accountId, webhookId));
   if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
@@ -137,6 +155,18 @@ export async function createWebhook(
   const secret = newWebhookSecret();
   const createdAt = ctx.clock.now().toISOString();
   const endpoint = await ctx.store.transaction(async (tx) => {
+    // Checked where the row is written, so concurrent registrations cannot slip past together.
+    await refuseDuplicateUrl(tx, accountId, url);
+    const limit = ctx.config.webhooks.endpointsPerAccount;
+    const registered = await countEndpoints(tx, accountId);
+    if (registered >= limit) {
+      throw fail.refused(
+        'webhook_endpoint_limit_reached',
+        `This account has ${registered} webhook endpoints, the most it may register (${limit}); delete one it no longer uses, ` +
+          'or send more events to one endpoint (an endpoint may choose several events).',
+        { limit },
+      );
+    }
     await insertEndpoint(tx, { webhookId, accountId, url, description: input.description ?? '', events, secret, createdAt });
     return (await findEndpoint(tx, accountId, webhookId))!;
   });
@@ -155,6 +185,7 @@ export async function updateWebhook(
   const now = ctx.clock.now().toISOString();
   const updated = await ctx.store.transaction(async (tx) => {
     if (!(await findEndpoint(tx, accountId, webhookId))) return undefined; // deleted meanwhile
+    if (url !== undefined) await refuseDuplicateUrl(tx, accountId, url, webhookId);
     await updateEndpoint(
       tx,
       webhookId,

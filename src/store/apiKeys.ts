@@ -81,6 +81,12 @@ export async function countActiveAdminKeys(db: SqlExecutor, accountId: string): 
   return row?.n ?? 0;
 }
 
+/** Keys of the account that are not revoked, whatever their role. */
+export async function countActiveApiKeys(db: SqlExecutor, accountId: string): Promise<number> {
+  const row = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL', [accountId]);
+  return Number(row?.n ?? 0);
+}
+
 export async function markApiKeyRevoked(tx: SqlExecutor, keyId: string, revokedAt: string): Promise<void> {
   await tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [revokedAt, keyId]);
 }

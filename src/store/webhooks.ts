@@ -103,6 +103,18 @@ export async function findEndpoint(db: SqlExecutor, accountId: string, webhookId
   return row ? (await withEvents(db, [row]))[0] : undefined;
 }
 
+/** How many endpoints the account has registered, enabled or not. */
+export async function countEndpoints(db: SqlExecutor, accountId: string): Promise<number> {
+  const row = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ?', [accountId]);
+  return Number(row?.n ?? 0);
+}
+
+/** The id of the account's endpoint with exactly this URL, if any. */
+export async function findEndpointIdByUrl(db: SqlExecutor, accountId: string, url: string): Promise<string | undefined> {
+  const row = await db.get<{ id: string }>('SELECT id FROM webhook_endpoints WHERE account_id = ? AND url = ? ORDER BY id LIMIT 1', [accountId, url]);
+  return row?.id;
+}
+
 export async function listEndpoints(db: SqlExecutor, accountId: string, page: PageRequest): Promise<Page<WebhookEndpointRecord>> {
   const rows = await db.all<EndpointRow>(
     `SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,

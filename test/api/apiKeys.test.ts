@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestApp, type TestAccount } from '../helpers/testApp.ts';
+import { manualClock } from './webhooksReceiver.ts';
 
 let app: TestApp;
 let account: TestAccount;
@@ -106,5 +108,50 @@ describe('revokeApiKey', () => {
     const { response, error } = await solo.client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: adminKey.keyId } } });
     expect(response.status).toBe(422);
     expect(error).toMatchObject({ code: 'last_admin_key' });
+  });
+});
+
+describe('listApiKeys', () => {
+  const clock = manualClock(Date.parse('2026-11-21T18:00:00.000Z'));
+  let timed: TestApp;
+  let owner: TestAccount;
+  beforeAll(async () => {
+    timed = await startTestApp({ clock });
+    owner = await timed.newAccount('Last Used Lending');
+  });
+  afterAll(() => timed?.close());
+
+  async function lastUsedAt(keyId: string): Promise<string | null> {
+    const { data } = await owner.client.GET('/v1/api-keys', { params: { query: { limit: 100 } } });
+    const key = data!.data.find((k) => k.keyId === keyId);
+    expect(key, keyId).toBeDefined();
+    return key!.lastUsedAt;
+  }
+
+  it('shows lastUsedAt: null until a key is used, then when it last authenticated a request, updated at most once a minute', async () => {
+    const created = await owner.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Reporting job' } });
+    const sentinel = await owner.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Sentinel' } });
+    const { keyId, apiKey } = created.data!;
+    expect(created.data!.lastUsedAt).toBeNull();
+    expect(await lastUsedAt(keyId)).toBeNull();
+
+    const t0 = clock.now().toISOString();
+    expect((await timed.clientFor(apiKey).GET('/v1/account')).response.status).toBe(200);
+    await eventually(async () => (await lastUsedAt(keyId)) === t0);
+
+    // Used again within the minute: not written again. The sentinel key's first use is recorded
+    // after any write this use would have made (writes are serialised in order), so once the
+    // sentinel's shows, the key's would have too.
+    clock.advance(30_000);
+    expect((await timed.clientFor(apiKey).GET('/v1/account')).response.status).toBe(200);
+    expect((await timed.clientFor(sentinel.data!.apiKey).GET('/v1/account')).response.status).toBe(200);
+    await eventually(async () => (await lastUsedAt(sentinel.data!.keyId)) === clock.now().toISOString());
+    expect(await lastUsedAt(keyId)).toBe(t0);
+
+    // A minute after it was recorded, the next use is recorded.
+    clock.advance(30_000);
+    const t1 = clock.now().toISOString();
+    expect((await timed.clientFor(apiKey).GET('/v1/account')).response.status).toBe(200);
+    await eventually(async () => (await lastUsedAt(keyId)) === t1);
   });
 });

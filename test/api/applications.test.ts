@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.d.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
+import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
 
 type Application = components['schemas']['Application'];
 type CreateBody = components['schemas']['ApplicationCreateRequest'];
@@ -18,7 +18,8 @@ let account: TestAccount;
 let dispatcher: WebhookDispatcher;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
+  // One delivery at a time per endpoint: absence checks wait for a sentinel (deliveriesBeforeSentinel).
+  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25', WEBHOOK_ENDPOINT_CONCURRENCY: '1' } });
   account = await app.newAccount();
   dispatcher = new WebhookDispatcher(app.ctx).start();
 });
@@ -467,6 +468,7 @@ describe('updateUnderwritingRules', () => {
 describe('the application.approved event', () => {
   let approvedOnly: Receiver;
   let documentsOnly: Receiver;
+  let approvedOnlyId: string;
   let owner: TestAccount;
 
   beforeAll(async () => {
@@ -477,8 +479,9 @@ describe('the application.approved event', () => {
       [approvedOnly, ['application.approved']],
       [documentsOnly, ['document.uploaded']],
     ] as const) {
-      const { response, error } = await owner.client.POST('/v1/webhooks', { body: { url: receiver.url(), events: [...events] } });
+      const { data, response, error } = await owner.client.POST('/v1/webhooks', { body: { url: receiver.url(), events: [...events] } });
       expect(response.status, JSON.stringify(error)).toBe(201);
+      if (receiver === approvedOnly) approvedOnlyId = data!.webhookId;
     }
   });
   afterAll(async () => {
@@ -509,9 +512,12 @@ describe('the application.approved event', () => {
     const payload = JSON.parse(deliveries.at(-1)!.body);
     expect(payload).toMatchObject({ mortgageId, status: 'approved', timestamp: data!.decision!.decidedAt });
     expect(specPayloadErrors(deliveries.at(-1)!.body)).toBeNull();
-    // Give any stray delivery (of the referral or the decline) time to arrive, then count.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(approvedOnly.deliveries.length).toBe(before + 1);
+    // A test event sent afterwards is the sentinel: a stray delivery (of the referral or the decline) would come before it.
+    const earlier = await deliveriesBeforeSentinel(approvedOnly, async () => {
+      const sent = await owner.client.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId: approvedOnlyId } }, body: { event: 'application.approved' } });
+      return sent.data!.eventId;
+    }, before);
+    expect(earlier.map((d) => JSON.parse(d.body).mortgageId)).toEqual([mortgageId]);
     expect(documentsOnly.deliveries).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { bodyParsers } from '../../src/http/bodyParsers.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
+import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
 
 type DocumentView = components['schemas']['Document'];
 
@@ -26,7 +26,8 @@ let account: TestAccount;
 let dispatcher: WebhookDispatcher;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { DOCUMENT_MAX_BYTES: String(LIMIT), WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
+  // One delivery at a time per endpoint: absence checks wait for a sentinel (deliveriesBeforeSentinel).
+  app = await startTestApp({ env: { DOCUMENT_MAX_BYTES: String(LIMIT), WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25', WEBHOOK_ENDPOINT_CONCURRENCY: '1' } });
   account = await app.newAccount();
   dispatcher = new WebhookDispatcher(app.ctx).start();
 });
@@ -343,14 +344,20 @@ describe('downloadDocument', () => {
 describe('the document.uploaded event', () => {
   let documentsOnly: Receiver;
   let approvedOnly: Receiver;
+  let documentsOnlyId: string;
+  let approvedOnlyId: string;
   let owner: TestAccount;
+
+  /** A test event for one of the endpoints: the sentinel of an absence check. */
+  const testEvent = (webhookId: string, event: 'application.approved' | 'document.uploaded') => async () =>
+    (await owner.client.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } }, body: { event } })).data!.eventId;
 
   beforeAll(async () => {
     owner = await app.newAccount('Evented Lending');
     documentsOnly = await startReceiver();
     approvedOnly = await startReceiver();
-    await owner.client.POST('/v1/webhooks', { body: { url: documentsOnly.url(), events: ['document.uploaded'] } });
-    await owner.client.POST('/v1/webhooks', { body: { url: approvedOnly.url(), events: ['application.approved'] } });
+    documentsOnlyId = (await owner.client.POST('/v1/webhooks', { body: { url: documentsOnly.url(), events: ['document.uploaded'] } })).data!.webhookId;
+    approvedOnlyId = (await owner.client.POST('/v1/webhooks', { body: { url: approvedOnly.url(), events: ['application.approved'] } })).data!.webhookId;
   });
   afterAll(async () => {
     await documentsOnly.close();
@@ -365,15 +372,13 @@ describe('the document.uploaded event', () => {
     expect(JSON.parse(delivery!.body)).toEqual({ event: 'document.uploaded', mortgageId, documentType: 'income_proof', url: json.url });
     const fetched = await app.fetch(new URL(json.url).pathname, { headers: { Authorization: `Bearer ${owner.apiKey}` } });
     expect(fetched.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(approvedOnly.deliveries).toEqual([]);
+    expect(await deliveriesBeforeSentinel(approvedOnly, testEvent(approvedOnlyId, 'application.approved'))).toEqual([]);
   });
 
   it('a refused upload sends nothing', async () => {
     const before = documentsOnly.deliveries.length;
     const mortgageId = await newApplication(owner);
     await upload(owner, mortgageId, form({ documentType: 'income_proof', file: [{ bytes: Buffer.from('not a document') }] }));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(documentsOnly.deliveries.length).toBe(before);
+    expect(await deliveriesBeforeSentinel(documentsOnly, testEvent(documentsOnlyId, 'document.uploaded'), before)).toEqual([]);
   });
 });

@@ -22,7 +22,8 @@ async function fresh(): Promise<{ dataDir: string; apiKey: string }> {
 }
 
 async function start(dataDir: string): Promise<ServiceProcess> {
-  const service = await startService({ dataDir });
+  // The writes below are API keys, far more than the default cap of active keys per account.
+  const service = await startService({ dataDir, env: { API_KEYS_PER_ACCOUNT: '100000' } });
   cleanups.push(async () => {
     if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
   });

@@ -11,7 +11,7 @@ import { publish } from '../../src/events/outbox.ts';
 import { newId } from '../../src/ids.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { specPayloadErrors, specWebhooks, startReceiver, type Delivery, type Receiver } from './webhooksReceiver.ts';
+import { deliveriesBeforeSentinel, specPayloadErrors, specWebhooks, startReceiver, type Delivery, type Receiver } from './webhooksReceiver.ts';
 
 let app: TestApp;
 let account: TestAccount;
@@ -20,7 +20,11 @@ let dispatcher: WebhookDispatcher;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  // One account registers an endpoint per test here, more than the default cap of 16 (test/api/accountCaps.test.ts checks the cap).
+  // One delivery at a time per endpoint: absence checks wait for a sentinel (deliveriesBeforeSentinel).
+  app = await startTestApp({
+    env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_ENDPOINTS_PER_ACCOUNT: '64', WEBHOOK_ENDPOINT_CONCURRENCY: '1' },
+  });
   account = await app.newAccount();
   other = await app.newAccount('Other Bank');
   dispatcher = new WebhookDispatcher(app.ctx).start();
@@ -185,10 +189,9 @@ describe('updateWebhook', () => {
     });
     expect(data).toMatchObject({ events: ['document.uploaded'], description: 'Documents only' });
     await publishFor(account.accountId, approvedPayload());
-    const uploaded = uploadedPayload();
-    await publishFor(account.accountId, uploaded);
-    await r.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The upload, published after the approval, is the sentinel: the approval would have come first.
+    const beforeUpload = await deliveriesBeforeSentinel(r, async () => (await publishFor(account.accountId, uploadedPayload())).eventId);
+    expect(beforeUpload).toEqual([]);
     expect(r.deliveries.map((d) => JSON.parse(d.body).event)).toEqual(['document.uploaded']);
   });
 
@@ -214,12 +217,11 @@ describe('updateWebhook', () => {
     expect(off.data).toMatchObject({ enabled: false, disabledReason: 'manual' });
     // Published while disabled: the endpoint is not subscribed-and-enabled, so it gets no delivery.
     await publishFor(account.accountId, approvedPayload());
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(r.deliveries).toHaveLength(0);
     const on = await account.client.PATCH('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } }, body: { enabled: true } });
     expect(on.data).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
-    await publishFor(account.accountId, approvedPayload('After Enable'));
-    await r.waitFor(1);
+    // The first event after enabling is the sentinel: one sent (or kept) from the disabled time would have come first.
+    const earlier = await deliveriesBeforeSentinel(r, async () => (await publishFor(account.accountId, approvedPayload('After Enable'))).eventId);
+    expect(earlier).toEqual([]);
     expect(JSON.parse(r.deliveries[0]!.body).applicant.name).toBe('After Enable');
   });
 });
@@ -232,9 +234,18 @@ describe('deleteWebhook', () => {
     expect(response.status).toBe(204);
     const again = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId: hook.webhookId } } });
     expect(again.response.status).toBe(404);
-    await publishFor(account.accountId, approvedPayload());
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(r.deliveries).toHaveLength(0);
+    const { eventId } = await publishFor(account.accountId, approvedPayload());
+    // Nothing is queued for the deleted endpoint, and a sentinel endpoint on the same receiver,
+    // registered and sent to afterwards, gets its event while the deleted one got nothing.
+    const queued = await app.ctx.store.read((db) => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ? AND webhook_id = ?', [eventId, hook.webhookId]));
+    expect(Number(queued!.n)).toBe(0);
+    const sentinel = await account.client.POST('/v1/webhooks', { body: { url: r.url('/sentinel'), events: ['application.approved'] } });
+    const earlier = await deliveriesBeforeSentinel(r, async () => {
+      const sent = await account.client.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId: sentinel.data!.webhookId } }, body: { event: 'application.approved' } });
+      return sent.data!.eventId;
+    });
+    expect(earlier).toEqual([]);
+    expect(r.deliveries.map((d) => d.path)).toEqual(['/sentinel']);
   });
 
   it("answers 404 for another account's endpoint and leaves it, its subscriptions and its deliveries in place", async () => {
@@ -261,7 +272,7 @@ describe('sendTestWebhookEvent', () => {
     const target = await receiver();
     const bystander = await receiver();
     const hook = await register(account, target.url(), ['document.uploaded']);
-    await register(account, bystander.url(), ['application.approved']);
+    const bystanderHook = await register(account, bystander.url(), ['application.approved']);
     const { data, response } = await account.client.POST('/v1/webhooks/{webhookId}/test', {
       params: { path: { webhookId: hook.webhookId } },
       body: { event: 'application.approved' },
@@ -273,8 +284,12 @@ describe('sendTestWebhookEvent', () => {
     expect(verify(hook.secret, delivery!)).toEqual(specWebhooks['application.approved']!.example);
     expect(delivery!.headers['webhook-id']).toBe(data!.eventId);
     expect(specPayloadErrors(delivery!.body)).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(bystander.deliveries).toHaveLength(0);
+    // A test event sent to the bystander afterwards is the sentinel: anything it got before would come first.
+    const earlier = await deliveriesBeforeSentinel(bystander, async () => {
+      const sent = await account.client.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId: bystanderHook.webhookId } }, body: { event: 'application.approved' } });
+      return sent.data!.eventId;
+    });
+    expect(earlier).toEqual([]);
     const log = await eventually(async () => {
       const { data: page } = await account.member.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId: hook.webhookId } } });
       return page!.data.length > 0 && page!.data;

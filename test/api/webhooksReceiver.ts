@@ -148,3 +148,25 @@ export function manualClock(start = Date.now()) {
     },
   };
 }
+
+/**
+ * An absence check without a fixed wait: `sendSentinel` makes the service publish one more event
+ * for an endpoint of `receiver` (after whatever must not arrive) and returns its event id; this
+ * waits for that sentinel and resolves with what the receiver got before it (from index `since`).
+ *
+ * Why the sentinel's arrival settles it: the dispatcher claims due deliveries oldest first (by
+ * due time, then event id), and with WEBHOOK_ENDPOINT_CONCURRENCY=1 it sends one endpoint's
+ * deliveries one at a time, each only after the previous was answered. So for a sentinel sent to
+ * the same endpoint, anything published for it earlier has arrived before the sentinel does.
+ */
+export async function deliveriesBeforeSentinel(receiver: Receiver, sendSentinel: () => Promise<string>, since = 0, timeoutMs = 5_000): Promise<Delivery[]> {
+  const sentinelId = await sendSentinel();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const index = receiver.deliveries.findIndex((d) => d.headers['webhook-id'] === sentinelId);
+    if (index >= 0) return receiver.deliveries.slice(since, index);
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new Error(`the sentinel ${sentinelId} did not arrive within ${timeoutMs} ms`);
+    await receiver.waitFor(receiver.deliveries.length + 1, remaining).catch(() => undefined);
+  }
+}

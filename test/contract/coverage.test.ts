@@ -1,5 +1,5 @@
 /**
- * The spec against the project: every operation has an API test, is routed by the running app,
+ * The spec against the project: every operation has an API test that calls it, is routed by the running app,
  * and is documented well enough for the reference, the mock and the bad-input harness (named
  * examples everywhere, bounded strings and numbers in request bodies).
  */
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/testApp.ts';
+import { describeBlocks, testsOperation } from './apiTestScan.ts';
 import { examplePathValues, fillPath, label, requestBody, spec, specOperations } from './harness.ts';
 
 type Json = Record<string, any>;
@@ -20,26 +21,63 @@ async function testFiles(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith('.test.ts')).map((e) => path.join(e.parentPath, e.name));
 }
 
-describe('every operation has an API test', () => {
-  let described: Map<string, string>;
+describe('every operation has an API test that calls it', () => {
+  let sources: Array<{ file: string; source: string }>;
   beforeAll(async () => {
-    described = new Map();
-    for (const file of await testFiles(API_TESTS)) {
-      const source = await readFile(file, 'utf8');
-      for (const match of source.matchAll(/describe(?:\.\w+)*\(\s*(['"`])([^'"`]+)\1/g)) {
-        described.set(match[2]!, path.relative(path.dirname(API_TESTS), file));
-      }
-    }
+    sources = [];
+    for (const file of await testFiles(API_TESTS)) sources.push({ file: path.relative(path.dirname(API_TESTS), file), source: await readFile(file, 'utf8') });
   });
 
   it('the spec declares operations', () => {
     expect(operations.length).toBeGreaterThan(0);
   });
 
-  it.each(operations.map((op) => [op.operationId, op] as const))('%s appears in a describe() of test/api', (operationId, op) => {
+  it.each(operations.map((op) => [op.operationId, op] as const))('%s has a describe() in test/api with a test that calls it', (operationId, op) => {
+    const named = sources.filter(({ source }) => describeBlocks(source).some((block) => block.name === operationId)).map(({ file }) => file);
+    const calling = sources.filter(({ source }) => testsOperation(source, op));
+    const how = `call it inside the block with the typed client (\`.${op.method.toUpperCase()}('${op.pathTemplate}', …)\`), a raw request to its path, or a helper of the same file that does`;
     expect(
-      described.has(operationId),
-      `${label(op)} has no API test: add \`describe('${operationId}', ...)\` with its tests to a test/api/<feature>.test.ts file`,
+      calling.length > 0,
+      named.length === 0
+        ? `${label(op)} has no API test: add \`describe('${operationId}', ...)\` with its tests to a test/api/<feature>.test.ts file, and ${how}`
+        : `${label(op)}: describe('${operationId}') in ${named.join(', ')} holds no test that calls the operation; ${how}`,
+    ).toBe(true);
+  });
+});
+
+describe('the API-test scan (test/contract/apiTestScan.ts)', () => {
+  const op = { operationId: 'createWebhook', method: 'post', pathTemplate: '/v1/webhooks' };
+  const calls = (body: string, helpers = '') => testsOperation(`${helpers}\ndescribe('createWebhook', () => {\n${body}\n});\n`, op);
+
+  it('an empty describe, or one whose tests never call the operation, does not count', () => {
+    expect(calls('')).toBe(false);
+    expect(calls("it('lists', async () => { await client.GET('/v1/webhooks'); });")).toBe(false);
+    expect(calls("it('patches', async () => { await client.PATCH('/v1/webhooks/{webhookId}', {}); });")).toBe(false);
+    // A call with no test around it is no test.
+    expect(calls("await client.POST('/v1/webhooks', { body });")).toBe(false);
+    // A call in another describe block is not this one's.
+    expect(testsOperation("describe('createWebhook', () => { it('x', () => {}); });\ndescribe('other', () => { it('y', async () => { await c.POST('/v1/webhooks', {}); }); });", op)).toBe(false);
+  });
+
+  it('counts a typed call, a raw request with its method, and a call through helpers of the file', () => {
+    expect(calls("it('registers', async () => { await owner.client.POST('/v1/webhooks', { body }); });")).toBe(true);
+    expect(calls("it('raw', async () => { await fetch(`${app.baseUrl}/v1/webhooks`, { method: 'POST', body: '{}' }); });")).toBe(true);
+    expect(calls("it('raw GET', async () => { await fetch(`${app.baseUrl}/v1/webhooks`); });")).toBe(false);
+    const helpers = [
+      'async function register(owner: TestAccount, url: string): Promise<{ id: string }> {',
+      "  const { data } = await owner.client.POST('/v1/webhooks', { body: { url } });",
+      '  return data!;',
+      '}',
+      'const registerTwice = async (owner: TestAccount) => { await register(owner, "a"); await register(owner, "b"); };',
+    ].join('\n');
+    expect(calls("it('via a helper', async () => { await registerTwice(owner); });", helpers)).toBe(true);
+    expect(calls("it('not via a helper', async () => { await somethingElse(owner); });", helpers)).toBe(false);
+    expect(
+      testsOperation("describe('getWebhook', () => { it('reads', async () => { await app.fetch(`/v1/webhooks/${id}`, { headers }); }); });", {
+        operationId: 'getWebhook',
+        method: 'get',
+        pathTemplate: '/v1/webhooks/{webhookId}',
+      }),
     ).toBe(true);
   });
 });

@@ -44,8 +44,10 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     return data!.quoteId;
   },
   async webhookId(_app, owner) {
+    // One endpoint per URL in an account: a fresh path each time a harness asks.
+    const url = `https://hooks.harborlending.example/mortgage-events/${Math.random().toString(36).slice(2, 10)}`;
     const { data } = await owner.client.POST('/v1/webhooks', {
-      body: { url: 'https://hooks.harborlending.example/mortgage-events', events: ['application.approved', 'document.uploaded'], description: 'Matrix endpoint' },
+      body: { url, events: ['application.approved', 'document.uploaded'], description: 'Matrix endpoint' },
     });
     return data!.webhookId;
   },

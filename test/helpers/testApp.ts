@@ -49,6 +49,8 @@ export interface TestApp {
   revokedKey(accountId: string): Promise<string>;
   /** Raw fetch against the app (contract-checked), for requests the typed client cannot make. */
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** The same app (same limits, same state) served on ::1 too, for tests that need a second client address. */
+  baseUrlOnIpv6Loopback(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -81,10 +83,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const log = createLogger(config.logLevel, options.logDestination);
   const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };
   const { app, api } = await buildApp(ctx);
-  const server = http.createServer(app.callback());
+  const callback = app.callback();
+  const server = http.createServer(callback);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   config.publicBaseUrl = baseUrl;
+  let ipv6Server: http.Server | undefined;
 
   const clientFor = (bearer: string) => apiClient(baseUrl, bearer);
   return {
@@ -111,7 +115,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),
+    async baseUrlOnIpv6Loopback() {
+      if (!ipv6Server) {
+        ipv6Server = http.createServer(callback);
+        await new Promise<void>((resolve) => ipv6Server!.listen(0, '::1', resolve));
+      }
+      return `http://[::1]:${(ipv6Server.address() as AddressInfo).port}`;
+    },
     async close() {
+      if (ipv6Server) {
+        ipv6Server.closeAllConnections();
+        await new Promise<void>((resolve) => ipv6Server!.close(() => resolve()));
+      }
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();

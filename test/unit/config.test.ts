@@ -32,6 +32,24 @@ describe('loadConfig', () => {
     });
   });
 
+  it('has the documented abuse limits by default, and reads them', () => {
+    const defaults = loadConfig({}, CWD);
+    expect(defaults.apiKeysPerAccount).toBe(100);
+    expect(defaults.webhooks.endpointsPerAccount).toBe(16);
+    expect(defaults.bank).toMatchObject({ authFailuresPerClientPerMinute: 20, authFailuresPerPartnerPerMinute: 300 });
+    const set = loadConfig(
+      { API_KEYS_PER_ACCOUNT: '7', WEBHOOK_ENDPOINTS_PER_ACCOUNT: '3', BANK_AUTH_FAILURES_PER_CLIENT_PER_MINUTE: '0', BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE: '9' },
+      CWD,
+    );
+    expect(set.apiKeysPerAccount).toBe(7);
+    expect(set.webhooks.endpointsPerAccount).toBe(3);
+    expect(set.bank).toMatchObject({ authFailuresPerClientPerMinute: 0, authFailuresPerPartnerPerMinute: 9 });
+    expect(problemsOf({ WEBHOOK_ENDPOINTS_PER_ACCOUNT: '0', API_KEYS_PER_ACCOUNT: 'many' })).toEqual([
+      'API_KEYS_PER_ACCOUNT must be a whole number from 1 to 100000, got "many"',
+      'WEBHOOK_ENDPOINTS_PER_ACCOUNT must be from 1 to 1000, got 0',
+    ]);
+  });
+
   it('reads every foundation setting, trimming spaces', () => {
     const config = loadConfig(
       { PORT: ' 8080 ', HOST: '::1', DATA_DIR: 'var/db', LOG_LEVEL: 'WARN', RATE_LIMIT_PER_MINUTE: '0', JSON_BODY_LIMIT_BYTES: '2048' },

@@ -206,7 +206,7 @@ describe('WEBHOOK_ALLOWED_HOSTS entries', () => {
       ]);
     }
   });
-  it('loadConfig defaults: no allowed hosts, 64 in flight, 8 per endpoint, 200 ms poll, 15 s timeout', () => {
-    expect(loadConfig({}).webhooks).toEqual({ allowedHosts: [], concurrency: 64, endpointConcurrency: 8, pollIntervalMs: 200, timeoutMs: 15_000 });
+  it('loadConfig defaults: no allowed hosts, 64 in flight, 8 per endpoint, 200 ms poll, 15 s timeout, 16 endpoints per account', () => {
+    expect(loadConfig({}).webhooks).toEqual({ allowedHosts: [], concurrency: 64, endpointConcurrency: 8, pollIntervalMs: 200, timeoutMs: 15_000, endpointsPerAccount: 16 });
   });
 });
