@@ -125,9 +125,11 @@ describe('errors exit non-zero with a clear message on stderr', () => {
 
   // The runs are independent: start them all at once (each stopped-server run on its own data
   // directory, since a CLI holds its directory's lock while it runs) and let each test await its own.
+  // The server starts first, so that its start is not raced by a dozen processes starting with it
+  // on a busy machine.
   beforeAll(async () => {
-    for (const [what, args] of cases) stopped.set(what, dataDirectory().then((dataDir) => runAdmin(args, { dataDir })));
     service = await startService({ dataDir: await dataDirectory() });
+    for (const [what, args] of cases) stopped.set(what, dataDirectory().then((dataDir) => runAdmin(args, { dataDir })));
     for (const [what, args] of cases) running.set(what, runAdmin(args, { dataDir: service.dataDir }));
     await Promise.allSettled([...stopped.values(), ...running.values()]);
   });
