@@ -30,6 +30,19 @@ export interface Config {
    * export a little faster and hold it longer.
    */
   exportBatchSize: number;
+  /** Which database engine: PostgreSQL when DATABASE_URL is set, else sql.js in DATA_DIR. */
+  database: DatabaseConfig;
+}
+
+/** Settings of the database; see README "Running on PostgreSQL". */
+export interface DatabaseConfig {
+  /**
+   * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
+   * engine, shared by every instance pointed at it. Unset (the default): sql.js in DATA_DIR.
+   */
+  url: string | null;
+  /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most (default 10). */
+  poolMax: number;
 }
 
 /** Settings of webhook delivery; see README "Webhooks". */
@@ -148,6 +161,21 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  if (databaseUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(databaseUrl);
+    } catch {
+      // reported below
+    }
+    if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || parsed.pathname.length <= 1) {
+      // The value may hold a password: name the variable and the expected form, never echo it.
+      problems.push('DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos');
+    }
+  }
+  const database: DatabaseConfig = { url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems) };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -161,5 +189,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhooks,
     documentMaxBytes,
     exportBatchSize,
+    database,
   };
 }

@@ -6,7 +6,8 @@
  */
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
-import { openSqlJsStore, lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { openStore } from '../store/open.ts';
 import { parseAdminArgs } from './argv.ts';
 import { sendAdminRequest } from './adminSocket.ts';
 import { AdminCommandError, adminCommands, runAdminCommand } from './commands.ts';
@@ -19,7 +20,7 @@ function usage(): string {
       .join(' ');
     lines.push(`  ${name} ${flags}`, `      ${command.description}`);
   }
-  lines.push('', 'DATA_DIR selects the data directory (default ./data).');
+  lines.push('', 'DATABASE_URL selects a PostgreSQL database; without it, DATA_DIR selects the data directory (default ./data).');
   return lines.join('\n');
 }
 
@@ -41,7 +42,8 @@ async function main(): Promise<number> {
   const config = loadConfig();
   if (!adminCommands[command]) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
 
-  const holder = lockHolderPid(config.dataDir);
+  // On PostgreSQL every instance and this command share the database: no socket, no lock to ask.
+  const holder = config.database.url === null ? lockHolderPid(config.dataDir) : null;
   if (holder !== null) {
     const response = await sendAdminRequest(config.dataDir, { command, flags }).catch((err: NodeJS.ErrnoException) => {
       // The holder is no server taking commands: another admin command, or a server still starting.
@@ -54,7 +56,7 @@ async function main(): Promise<number> {
     print(response.result, json);
     return 0;
   }
-  const store = await openSqlJsStore({ dataDir: config.dataDir });
+  const store = await openStore({ dataDir: config.dataDir, database: config.database });
   try {
     print(await runAdminCommand({ store, clock: systemClock, config }, command, flags), json);
   } finally {

@@ -79,7 +79,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   });
 
   const authenticateApiKey = apiKeyAuthenticator(services.store, services.clock, services.log);
-  const rateLimiter = new RateLimiter(services.config.rateLimitPerMinute);
+  const rateLimiter = new RateLimiter(services.config.rateLimitPerMinute, services.store);
   const idempotency = new IdempotencyKeys(services.store, services.clock);
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(services.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
@@ -115,7 +115,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         if (requiredRole === 'admin' && principal.role !== 'admin') {
           throw problems.forbidden(`${c.operation.operationId} needs an admin API key; this key's role is ${principal.role}.`);
         }
-        rateLimiter.enforce(principal.keyId, services.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
+        await rateLimiter.enforce(principal.keyId, services.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
       }
       const body = await readOperationBody(koa, declaredMediaTypes(c.operation), parsers);
       koa.state.body = body;

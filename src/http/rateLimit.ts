@@ -1,9 +1,12 @@
 /**
- * Per-API-key rate limiting: a fixed one-minute window per key, in memory (a single instance owns
- * its keys; with several instances the counters move to the shared store). Headers follow the
+ * Per-API-key rate limiting: a fixed one-minute window per key, in memory when one process owns
+ * the database (sql.js); in the database when several instances share it (PostgreSQL), so the
+ * limit holds over all of them. Headers follow the
  * IETF RateLimit header draft: `RateLimit-Policy: "default";q=1200;w=60` and
  * `RateLimit: "default";r=<remaining>;t=<seconds to reset>`.
  */
+import { countRequest, deleteRateLimitWindows } from '../store/rateLimits.ts';
+import type { Store } from '../store/store.ts';
 import { problems } from './problem.ts';
 
 const WINDOW_MS = 60_000;
@@ -24,8 +27,12 @@ export class RateLimiter {
   readonly #windows = new Map<string, Window>();
   #lastSweep = 0;
 
-  constructor(limitPerMinute: number) {
+  /** Set when several instances share the database: the counters live there (one-minute windows aligned to the clock). */
+  readonly #shared: Store | null;
+
+  constructor(limitPerMinute: number, store?: Store) {
     this.#limit = limitPerMinute;
+    this.#shared = store?.sharedByInstances ? store : null;
   }
 
   get enabled(): boolean {
@@ -58,9 +65,9 @@ export class RateLimiter {
    * and throws the 429 problem once the key has used its minute. `whose` names the caller in the
    * problem's detail ("This API key"). Does nothing when rate limiting is off.
    */
-  enforce(key: string, now: number, setHeaders: (headers: Record<string, string>) => void, whose: string): void {
+  async enforce(key: string, now: number, setHeaders: (headers: Record<string, string>) => void, whose: string): Promise<void> {
     if (!this.enabled) return;
-    const decision = this.consume(key, now);
+    const decision = this.#shared ? await this.#consumeShared(this.#shared, key, now) : this.consume(key, now);
     setHeaders(decision.headers);
     if (!decision.allowed) {
       throw problems.rateLimited(
@@ -68,6 +75,27 @@ export class RateLimiter {
         { 'Retry-After': String(decision.retryAfterSeconds) },
       );
     }
+  }
+
+  /** The same decision from the counter every instance shares. */
+  async #consumeShared(store: Store, key: string, now: number): Promise<RateLimitDecision> {
+    const windowStart = now - (now % WINDOW_MS);
+    const count = await store.transaction((tx) => countRequest(tx, key, new Date(windowStart).toISOString()));
+    if (now - this.#lastSweep >= WINDOW_MS) {
+      this.#lastSweep = now;
+      const ended = new Date(windowStart - WINDOW_MS).toISOString();
+      void store.transaction((tx) => deleteRateLimitWindows(tx, ended)).catch(() => {});
+    }
+    const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000));
+    const allowed = count <= this.#limit;
+    return {
+      allowed,
+      retryAfterSeconds: resetSeconds,
+      headers: {
+        'RateLimit-Policy': `"default";q=${this.#limit};w=60`,
+        RateLimit: `"default";r=${Math.max(0, this.#limit - count)};t=${resetSeconds}`,
+      },
+    };
   }
 
   /** Drops windows that ended, so memory follows active keys rather than every key ever seen. */

@@ -13,7 +13,7 @@ import { AuthenticationError, bearerToken } from './security.ts';
 export function securityHandlers(services: AppServices): Record<string, SecurityHandler> {
   // Bank tokens are checked with the partner (introspection) before anything else, so requests are
   // limited per partner before that call: junk tokens must not make the service hammer a partner.
-  const partnerLimiter = new RateLimiter(services.config.rateLimitPerMinute);
+  const partnerLimiter = new RateLimiter(services.config.rateLimitPerMinute, services.store);
   return {
     // bank token scheme (issue: bank verification)
     bankToken: async (authorization, koa) => {
@@ -23,7 +23,7 @@ export function securityHandlers(services: AppServices): Record<string, Security
       }
       const parsed = token === null ? null : parseBankToken(token);
       if (parsed) {
-        partnerLimiter.enforce(`partner:${parsed.partnerId}`, services.clock.now().getTime(), (headers) => koa.set(headers), "This bank partner's tokens have");
+        await partnerLimiter.enforce(`partner:${parsed.partnerId}`, services.clock.now().getTime(), (headers) => koa.set(headers), "This bank partner's tokens have");
       }
       try {
         return await authenticateBankToken(services, token);

@@ -7,10 +7,9 @@
  * before a byte is sent; then `open` streams it. The stream is an async generator behind
  * `Readable.from`, which asks for the next chunk only when the consumer (the HTTP response, and
  * behind it the client's TCP window) wants more, so a slow client slows the reading rather than
- * filling memory; each chunk is one batch of rows read in its own short `store.read`.
+ * filling memory; each chunk is one batch of rows (src/store/exportRecords.ts `exportBatches`).
  */
 import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
@@ -38,7 +37,7 @@ import {
   updateExportFormat,
   type ExportFormatRecord,
 } from '../store/exportFormats.ts';
-import { exportBounds, readExportBatch, type ExportQuery } from '../store/exportRecords.ts';
+import { exportBatches, exportBounds, type ExportQuery } from '../store/exportRecords.ts';
 import type { Store } from '../store/store.ts';
 
 /** An account holds at most this many custom formats (so `validFormats` and the list stay small). */
@@ -183,20 +182,16 @@ async function* exportChunks(
   try {
     const opening = writer.begin();
     if (opening !== '') yield opening;
-    let after: string | null = null;
-    let limit = Math.min(FIRST_BATCH_ROWS, batchSize);
     let pieceRows = 16;
-    while (!signal.aborted) {
-      // Back to the event loop before each batch: a fast client never makes the stream wait, and
-      // the store's promises resolve as microtasks, so without this turn an export would run to
-      // its end before the server even read another request (whose writes would wait for it).
-      await nextTurn();
-      const rows = await store.read((db) => readExportBatch(db, query, after, limit));
-      batches++;
-      if (signal.aborted) break;
-      if (rows.length > 0) {
+    // Batches come from the store: keyset pages on sql.js, a server-side cursor on PostgreSQL.
+    // Leaving the loop (client gone) ends the generator, which ends the query.
+    const source = exportBatches(store, query, { first: Math.min(FIRST_BATCH_ROWS, batchSize), rest: batchSize });
+    let stopped = signal.aborted;
+    if (!stopped) {
+      for await (const rows of source) {
+        batches++;
+        if (signal.aborted) break;
         records += rows.length;
-        after = rows[rows.length - 1]!.mortgageId;
         for (let from = 0; from < rows.length; ) {
           const to = Math.min(rows.length, from + pieceRows);
           const piece = writer.batch(rows.slice(from, to));
@@ -205,13 +200,11 @@ async function* exportChunks(
           from = to;
           if (piece !== '') yield piece;
         }
+        if (signal.aborted) break;
       }
-      if (rows.length < limit) {
-        finished = true;
-        break;
-      }
-      limit = batchSize;
+      stopped = signal.aborted;
     }
+    finished = !stopped;
     if (finished) {
       const closing = writer.end();
       if (closing !== '') yield closing;

@@ -11,7 +11,8 @@
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
 import type { ApplicationRow } from './applications.ts';
-import type { SqlExecutor, SqlValue } from './store.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { SqlExecutor, SqlValue, Store } from './store.ts';
 
 export interface ExportQuery {
   accountId: string;
@@ -55,11 +56,10 @@ export async function exportBounds(db: SqlExecutor, accountId: string): Promise<
   return { upToId: row?.up_to_id ?? null, currency: row?.currency ?? 'USD' };
 }
 
-/** The next batch of at most `limit` rows after `afterId` (null: from the start), oldest first. */
-export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
-  if (query.upToId === null) return [];
-  let sql = SELECT;
-  const params: SqlValue[] = [query.accountId, afterId ?? '', query.upToId];
+/** The WHERE clause's filters after the id range, and their parameters. */
+function filters(query: ExportQuery): { sql: string; params: SqlValue[] } {
+  let sql = '';
+  const params: SqlValue[] = [];
   if (query.status !== undefined) {
     sql += ' AND status = ?';
     params.push(query.status);
@@ -72,9 +72,50 @@ export async function readExportBatch(db: SqlExecutor, query: ExportQuery, after
     sql += ' AND created_at < ?';
     params.push(query.createdTo);
   }
-  sql += ' ORDER BY id LIMIT ?';
-  params.push(limit);
-  const rows = await db.all<ExportRow>(sql, params);
+  return { sql, params };
+}
+
+/** The next batch of at most `limit` rows after `afterId` (null: from the start), oldest first. */
+export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
+  if (query.upToId === null) return [];
+  const where = filters(query);
+  const rows = await db.all<ExportRow>(`${SELECT}${where.sql} ORDER BY id LIMIT ?`, [query.accountId, afterId ?? '', query.upToId, ...where.params, limit]);
+  return withVerifications(db, query, rows);
+}
+
+/**
+ * The whole export, a batch at a time, oldest first; ends early when the caller stops iterating
+ * (a client that went away).
+ *
+ * - sql.js: keyset pages (`id > :after LIMIT :n`), each its own short read, so writes go ahead
+ *   between batches of the single-threaded store (one turn of the event loop before each).
+ * - PostgreSQL: one query through a server-side cursor (DECLARE … FETCH), so memory stays flat
+ *   over any number of rows; stopping the iteration closes the cursor and ends the query.
+ */
+export async function* exportBatches(store: Store, query: ExportQuery, sizes: { first: number; rest: number }): AsyncGenerator<ExportSource[]> {
+  if (query.upToId === null) return;
+  if (store.cursor) {
+    const where = filters(query);
+    const batches = store.cursor<ExportRow>(`${SELECT}${where.sql} ORDER BY id`, [query.accountId, '', query.upToId, ...where.params], sizes.rest);
+    for await (const { rows, db } of batches) yield await withVerifications(db, query, rows);
+    return;
+  }
+  let after: string | null = null;
+  let limit = sizes.first;
+  for (;;) {
+    // Back to the event loop before each batch: the store's promises resolve as microtasks, so
+    // without this turn an export would run to its end before the server read another request.
+    await nextTurn();
+    const rows = await store.read((db) => readExportBatch(db, query, after, limit));
+    if (rows.length > 0) yield rows;
+    if (rows.length < limit) return;
+    after = rows[rows.length - 1]!.mortgageId;
+    limit = sizes.rest;
+  }
+}
+
+/** The records of `rows`, each with its application's latest bank verification (one range read). */
+async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: ExportRow[]): Promise<ExportSource[]> {
   if (rows.length === 0) return [];
   const latest = new Map<string, VerificationRow>();
   const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]!.id, rows[rows.length - 1]!.id]);

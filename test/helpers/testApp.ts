@@ -17,8 +17,9 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
 import type { AppServices } from '../../src/services/appServices.ts';
-import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openStore, type OpenedStore } from '../../src/store/open.ts';
 import { contractFetch } from './contractFetch.ts';
+import { testEngine, testDatabase } from './engine.ts';
 
 export type ApiClient = Client<paths>;
 
@@ -35,7 +36,9 @@ export interface TestAccount {
 export interface TestApp {
   baseUrl: string;
   dataDir: string;
-  services: AppServices & { store: SqlJsStore };
+  /** 'sqljs' or 'postgres' (TEST_ENGINE): the postgres project of vitest.config.ts runs the API suite again on PostgreSQL. */
+  engine: 'sqljs' | 'postgres';
+  services: AppServices & { store: OpenedStore };
   /** The openapi-backend instance that routes /v1 in this app. */
   api: OpenAPIBackend;
   /** A client with no credentials. */
@@ -67,8 +70,18 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-test-'));
-  const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
-  const store = await openSqlJsStore({ dataDir });
+  const engine = testEngine();
+  // On PostgreSQL: a database of this app's own (random name), dropped by close().
+  const database = engine === 'postgres' ? await testDatabase() : null;
+  const config: Config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...(database ? { DATABASE_URL: database.url, DATABASE_POOL_MAX: '8' } : {}),
+    ...options.env,
+  });
+  const store = await openStore({ dataDir, database: config.database });
   const clock = options.clock ?? systemClock;
   const services = { config, store, clock, log: createLogger(config.logLevel, options.logDestination) };
   const { app, api } = await buildApp(services, options.app);
@@ -81,6 +94,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     baseUrl,
     dataDir,
+    engine,
     services,
     api,
     anonymous: apiClient(baseUrl),
@@ -106,6 +120,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
