@@ -13,6 +13,7 @@
  * - migrations: `src/store/postgres/migrations/NNN_*.sql`, applied at open under a session-level
  *   advisory lock, so instances starting together migrate once.
  */
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StoreUnavailableError } from '../engine/errors.ts';
@@ -81,7 +82,7 @@ class PgEngine implements PgStore {
 
   constructor(options: PgStoreOptions) {
     this.config = {
-      connectionString: options.url,
+      connectionString: withUser(options.url),
       application_name: options.applicationName ?? 'mortgage-origination',
       types: pgTypes,
     };
@@ -361,8 +362,55 @@ class PgEngine implements PgStore {
   }
 }
 
+/**
+ * A URL without a user name means the operating-system user, as with psql. The driver takes it from
+ * $USER, which service managers and some shells leave unset: then ask the system.
+ */
+function withUser(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username) return url;
+    parsed.username = encodeURIComponent(os.userInfo().username);
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Creates the database the URL names when the server does not have it yet (so that
+ * `DATABASE_URL=postgres://127.0.0.1/mos npm start` works on a fresh server), through the server's
+ * `postgres` database. Instances starting together may both try: the loser's "already exists" is fine.
+ */
+async function ensureDatabase(url: string, log: (msg: string, fields: Record<string, unknown>) => void): Promise<void> {
+  const probe = new pg.Client({ connectionString: withUser(url) });
+  try {
+    await probe.connect();
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') return; // anything else is reported by the pool with context
+  } finally {
+    await probe.end().catch(() => {});
+  }
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: withUser(maintenance.toString()) });
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+    log('database created', { database: name });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw new StoreUnavailableError(`database ${name} does not exist and could not be created: ${(err as Error).message}`, { cause: err });
+  } finally {
+    await admin.end().catch(() => {});
+  }
+}
+
 /** Connects, migrates and returns the store; throws (with nothing left open) when the database cannot be used. */
 export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
+  await ensureDatabase(options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
   const engine = new PgEngine(options);
   try {
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
