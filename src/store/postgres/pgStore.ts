@@ -84,6 +84,8 @@ class PgEngine implements PgStore {
     this.config = {
       connectionString: withUser(options.url),
       application_name: options.applicationName ?? 'mortgage-origination',
+      // UTC sessions: timestamptz comes back in the form src/store/postgres/sql.ts rewrites fastest.
+      options: '-c TimeZone=UTC',
       types: pgTypes,
     };
     this.pool = new pg.Pool({ ...this.config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });

@@ -63,8 +63,17 @@ export function parseInt8(text: string): number {
 
 const defaultTimestamptz = pg.types.getTypeParser(builtins.TIMESTAMPTZ) as (text: string) => Date;
 
-/** timestamptz text (in any session time zone) → `YYYY-MM-DDTHH:mm:ss.sssZ`. */
+/** What PostgreSQL prints for a timestamptz in a UTC session (the engine's connections are), with up to 6 fraction digits. */
+const UTC_TIMESTAMPTZ = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * timestamptz text → `YYYY-MM-DDTHH:mm:ss.sssZ`. The UTC form is rewritten as text (an export
+ * reads millions: building a Date for each costs more than the rest of the row); any other form
+ * (another session time zone, a year past 9999) goes through the driver's parser.
+ */
 export function parseTimestamptz(text: string): string {
+  const utc = UTC_TIMESTAMPTZ.exec(text);
+  if (utc) return `${utc[1]}T${utc[2]}.${(utc[3] ?? '000').padEnd(3, '0').slice(0, 3)}Z`;
   const date = defaultTimestamptz(text);
   if (Number.isNaN(date.getTime())) throw new RangeError(`timestamptz value ${text} cannot be represented`);
   return date.toISOString();
