@@ -146,10 +146,17 @@ class PgEngine implements PgStore {
     if (this.closing) throw new StoreUnavailableError('store is closed');
   }
 
+  /** False after a connection attempt failed, until one succeeds again (GET /readyz answers 503 meanwhile). */
+  private reachable = true;
+  private probing = false;
+
   private async connect(): Promise<pg.PoolClient> {
     try {
-      return await this.pool.connect();
+      const client = await this.pool.connect();
+      this.reachable = true;
+      return client;
     } catch (err) {
+      this.reachable = false;
       throw new StoreUnavailableError(`the database is unreachable: ${(err as Error).message}`, { cause: err });
     }
   }
@@ -294,7 +301,14 @@ class PgEngine implements PgStore {
   }
 
   isOpen(): boolean {
-    return !this.closing;
+    if (!this.reachable && !this.probing && !this.closing) {
+      // Asked while the database was unreachable: look again in the background for the next ask.
+      this.probing = true;
+      this.connect()
+        .then((client) => client.release(), () => {})
+        .finally(() => (this.probing = false));
+    }
+    return !this.closing && this.reachable;
   }
 
   stats(): PgStoreStats {
