@@ -209,7 +209,7 @@ async function seedExport(database: TempDatabase, apiKey: string, service: Servi
          CASE WHEN n % 100 = 0 THEN 'Doe, "Jay" ' || n ELSE 'Applicant Number ' || n END, 'applicant' || n || '@example.test',
          10000000 + (n * 7919) % 90000000, 6000000 + (n * 104729) % 20000000, (n * 31) % 500000, 580 + n % 270, 10 + n % 31,
          20000000 + (n * 7907) % 100000000, NULL, NULL, $2, $2, NULL, $2, $2
-       FROM generate_series(1, $3) AS n`,
+       FROM generate_series(1::bigint, $3::bigint) AS n`,
       [account.accountId, '2026-11-01T09:00:00.000Z', EXPORT_RECORDS],
     );
     await client.query('ANALYZE applications');
