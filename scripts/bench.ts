@@ -28,6 +28,8 @@ const MODULES = [
   // export
   'export',
   // bank verification
+  // PostgreSQL engine: quotes, submit, webhooks beside sql.js, one vs two instances; export on PostgreSQL
+  'postgres',
 ];
 
 const benchDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench');

@@ -39,6 +39,8 @@ export interface Config {
   secrets: SecretsConfig;
   /** STORAGE_PROBE_INTERVAL_MS: how often a store degraded by a failed disk write tries again (default 1000); its 503s say Retry-After accordingly. */
   storageProbeIntervalMs: number;
+  /** Which database engine: PostgreSQL when DATABASE_URL is set, else sql.js in DATA_DIR. */
+  database: DatabaseConfig;
 }
 
 /** Where the key that seals secrets at rest comes from. */
@@ -49,6 +51,17 @@ export interface SecretsConfig {
   previousKeys: string[];
   /** SECRETS_KEY_FILE: the key file when SECRETS_KEY is unset (default DATA_DIR/secrets.key). */
   keyFile: string;
+}
+
+/** Settings of the database; see README "Running on PostgreSQL". */
+export interface DatabaseConfig {
+  /**
+   * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
+   * engine, shared by every instance pointed at it. Unset (the default): sql.js in DATA_DIR.
+   */
+  url: string | null;
+  /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most (default 10). */
+  poolMax: number;
 }
 
 /** Settings of webhook delivery; see README "Webhooks". */
@@ -201,6 +214,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     keyFile: path.resolve(cwd, env.SECRETS_KEY_FILE?.trim() || path.join(dataDir, 'secrets.key')),
   };
   const storageProbeIntervalMs = integer(env, 'STORAGE_PROBE_INTERVAL_MS', 1000, 10, 60_000, problems);
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  if (databaseUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(databaseUrl);
+    } catch {
+      // reported below
+    }
+    if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || parsed.pathname.length <= 1) {
+      // The value may hold a password: name the variable and the expected form, never echo it.
+      problems.push('DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos');
+    }
+  }
+  const database: DatabaseConfig = { url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems) };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -218,5 +245,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     exportBatchSize,
     secrets,
     storageProbeIntervalMs,
+    database,
   };
 }

@@ -22,6 +22,9 @@ export interface Authenticators {
   bankToken(token: string | null): Promise<BankTokenPrincipal>;
 }
 
+/** Counts one request of a bucket in the shared one-minute window holding `now` (several instances on one database). */
+export type SharedRequestCounter = (bucket: string, now: number) => Promise<{ count: number; windowEndsAt: number }>;
+
 export interface AppContext {
   readonly config: Config;
   readonly store: Store;
@@ -30,4 +33,6 @@ export interface AppContext {
   /** DNS for the outbound address guard (webhooks, bank partners); tests map names to loopback. */
   readonly resolve: Resolver;
   readonly authenticate: Authenticators;
+  /** Set when several instances share the store: rate limits count there, not in this process. */
+  readonly countShared?: SharedRequestCounter;
 }

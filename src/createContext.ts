@@ -9,6 +9,7 @@ import { systemResolver, type Resolver } from './net/resolve.ts';
 import type { Logger } from './log.ts';
 import { apiKeyAuthenticator } from './services/authentication.ts';
 import { bankTokenAuthenticator } from './services/bankVerification.ts';
+import { sharedRequestCounter } from './services/rateLimits.ts';
 import type { Store } from './store/store.ts';
 
 export interface ContextParts {
@@ -21,7 +22,12 @@ export interface ContextParts {
 
 export function createContext(parts: ContextParts): AppContext {
   const authenticate = {} as Authenticators;
-  const ctx: AppContext = { ...parts, resolve: parts.resolve ?? systemResolver, authenticate };
+  const ctx: AppContext = {
+    ...parts,
+    resolve: parts.resolve ?? systemResolver,
+    authenticate,
+    ...(parts.store.sharedByInstances ? { countShared: sharedRequestCounter(parts) } : {}),
+  };
   authenticate.apiKey = apiKeyAuthenticator(ctx);
   authenticate.bankToken = bankTokenAuthenticator(ctx);
   return ctx;

@@ -14,7 +14,8 @@ import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext } from './createContext.ts';
 import { createLogger } from './log.ts';
-import { openSqlJsStore } from './store/engine/sqljsStore.ts';
+import { openStore } from './store/open.ts';
+import { redactDatabaseUrl } from './store/postgres/pgStore.ts';
 
 /** In-flight requests get this long to finish after a shutdown signal before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -35,8 +36,9 @@ async function main(): Promise<void> {
   // whatever the umask it was started under.
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await chmod(config.dataDir, 0o700);
-  const store = await openSqlJsStore({
+  const store = await openStore({
     dataDir: config.dataDir,
+    database: config.database,
     secrets: config.secrets,
     storageProbeIntervalMs: config.storageProbeIntervalMs,
     onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
@@ -49,9 +51,11 @@ async function main(): Promise<void> {
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  const adminSocket = await startAdminSocket(ctx);
+  // On PostgreSQL the admin command line writes to the database itself; the socket is for sql.js's one process.
+  const adminSocket = store.sharedByInstances ? { close: async () => {} } : await startAdminSocket(ctx);
   const background = startBackgroundWork(ctx);
-  log.info({ port, host: config.host, dataDir: config.dataDir, docs: `http://${config.host}:${port}/docs` }, 'listening');
+  const database = config.database.url === null ? { engine: 'sqljs' } : { engine: 'postgres', databaseUrl: redactDatabaseUrl(config.database.url) };
+  log.info({ port, host: config.host, dataDir: config.dataDir, ...database, docs: `http://${config.host}:${port}/docs` }, 'listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

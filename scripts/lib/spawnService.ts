@@ -68,7 +68,9 @@ const COMPILE_CACHE = path.join(os.tmpdir(), 'mortgage-origination-compile-cache
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   // The child's settings are exactly what the caller says, never whatever the parent had lying around.
   const env: NodeJS.ProcessEnv = { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'JSON_BODY_LIMIT_BYTES', 'PUBLIC_BASE_URL']) delete env[name];
+  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'JSON_BODY_LIMIT_BYTES', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'DATABASE_POOL_MAX']) {
+    delete env[name];
+  }
   return { ...env, ...extra };
 }
 
@@ -234,8 +236,10 @@ export async function createAccountWithCli(
   dataDir: string,
   name = 'Harbor Lending',
   email = 'ops@harborlending.test',
+  /** Extra environment for the command (DATABASE_URL to create it on PostgreSQL). */
+  env: Record<string, string> = {},
 ): Promise<{ accountId: string; keyId: string; apiKey: string }> {
-  const run = await runAdmin(['account', 'create', '--name', name, '--email', email, '--json'], { dataDir });
+  const run = await runAdmin(['account', 'create', '--name', name, '--email', email, '--json'], { dataDir, env });
   if (run.code !== 0) throw new Error(`admin account create failed (exit ${run.code}): ${run.stderr}`);
   return JSON.parse(run.stdout) as { accountId: string; keyId: string; apiKey: string };
 }

@@ -8,7 +8,8 @@ import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createContext } from '../createContext.ts';
 import { createLogger } from '../log.ts';
-import { openSqlJsStore, lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { openStore } from '../store/open.ts';
 import { parseAdminArgs } from './argv.ts';
 import { sendAdminRequest } from './adminSocket.ts';
 import { AdminCommandError, adminCommands, runAdminCommand } from './commands.ts';
@@ -21,7 +22,7 @@ function usage(): string {
       .join(' ');
     lines.push(`  ${name} ${flags}`, `      ${command.description}`);
   }
-  lines.push('', 'DATA_DIR selects the data directory (default ./data).');
+  lines.push('', 'DATABASE_URL selects a PostgreSQL database; without it, DATA_DIR selects the data directory (default ./data).');
   return lines.join('\n');
 }
 
@@ -43,7 +44,8 @@ async function main(): Promise<number> {
   const config = loadConfig();
   if (!adminCommands[command]) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
 
-  const holder = lockHolderPid(config.dataDir);
+  // On PostgreSQL every instance and this command share the database: no socket, no lock to ask.
+  const holder = config.database.url === null ? lockHolderPid(config.dataDir) : null;
   if (holder !== null) {
     const response = await sendAdminRequest(config.dataDir, { command, flags }).catch((err: NodeJS.ErrnoException) => {
       // The holder is no server taking commands: another admin command, or a server still starting.
@@ -56,7 +58,7 @@ async function main(): Promise<number> {
     print(response.result, json);
     return 0;
   }
-  const store = await openSqlJsStore({ dataDir: config.dataDir, secrets: config.secrets });
+  const store = await openStore({ dataDir: config.dataDir, database: config.database, secrets: config.secrets });
   try {
     const ctx = createContext({ config, store, clock: systemClock, log: createLogger(config.logLevel, process.stderr) });
     print(await runAdminCommand(ctx, command, flags), json);

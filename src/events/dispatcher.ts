@@ -28,6 +28,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { GuardedClient, type PostOutcome } from '../net/guardedClient.ts';
 import {
+  OUTBOX_CHANNEL,
   dueDeliveries,
   leaseDeliveries,
   leasedDeliveries,
@@ -96,7 +97,13 @@ export class WebhookDispatcher {
   start(): this {
     if (this.started) return this;
     this.started = true;
-    this.unsubscribe = onPublish(() => this.wake());
+    const unsubscribePublish = onPublish(() => this.wake());
+    // Several instances on PostgreSQL: a publish on any of them notifies OUTBOX_CHANNEL at commit.
+    const unsubscribeNotify = this.store.listen?.(OUTBOX_CHANNEL, () => this.wake());
+    this.unsubscribe = () => {
+      unsubscribePublish();
+      unsubscribeNotify?.();
+    };
     this.timer = setInterval(() => this.wake(), this.config.pollIntervalMs);
     this.timer.unref();
     this.wake();

@@ -62,7 +62,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     customizeAjv: (_ajv, ajvOpts) => boundValidators(createAjv(ajvOpts)) as never,
   });
 
-  const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute);
+  const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute, app.countShared);
   const idempotency = new IdempotencyKeys(app.store, app.clock);
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
@@ -98,7 +98,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         if (requiredRole === 'admin' && principal.role !== 'admin') {
           throw problems.forbidden(`${c.operation.operationId} needs an admin API key; this key's role is ${principal.role}.`);
         }
-        rateLimiter.enforce(principal.keyId, app.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
+        await rateLimiter.enforce(principal.keyId, app.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
       }
       const body = await readOperationBody(koa, declaredMediaTypes(c.operation), parsers);
       koa.state.body = body;

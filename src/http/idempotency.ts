@@ -11,12 +11,22 @@
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { deleteExpiredResponses, findStoredResponse, saveStoredResponse } from '../store/idempotency.ts';
+import {
+  IN_PROGRESS_STATUS,
+  claimIdempotencyKey,
+  deleteExpiredResponses,
+  findStoredResponse,
+  releaseIdempotencyClaim,
+  saveStoredResponse,
+} from '../store/idempotency.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { isAppError } from '../errors.ts';
 import { ApiProblem, problemOf, problems } from './problem.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** A claim older than this was left by an instance that died mid-request (several instances on PostgreSQL). */
+const ABANDONED_CLAIM_MS = 10 * 60 * 1000;
 
 /** Stored-header marker: the response carried secrets that were not stored, so it cannot be replayed. */
 const WITHHELD_MARKER = 'x-idempotency-withheld';
@@ -90,10 +100,23 @@ export class IdempotencyKeys {
       throw problems.conflict('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry later.');
     }
     this.#inFlight.add(slot);
+    // Several instances (PostgreSQL): the key is claimed in the database, so a retry on another
+    // instance also sees the first request running; the claim goes when the request ends.
+    const shared = this.#store.sharedByInstances === true;
+    let claimed = false;
     try {
       const now = this.#clock.now();
       const notBefore = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
-      const stored = await this.#store.read((db) => findStoredResponse(db, accountId, key, notBefore));
+      const stored = shared
+        ? await this.#store.transaction((tx) =>
+            claimIdempotencyKey(tx, accountId, key, { requestHash: fingerprint, createdAt: now.toISOString() }, notBefore,
+              new Date(now.getTime() - ABANDONED_CLAIM_MS).toISOString()),
+          )
+        : await this.#store.read((db) => findStoredResponse(db, accountId, key, notBefore));
+      claimed = shared && !stored;
+      if (stored?.status === IN_PROGRESS_STATUS) {
+        throw problems.conflict('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry later.');
+      }
       if (stored) {
         if (stored.requestHash !== fingerprint) {
           throw problems.unprocessable(
@@ -140,10 +163,12 @@ export class IdempotencyKeys {
         await this.#store.transaction((tx) =>
           saveStoredResponse(tx, accountId, key, { requestHash: fingerprint, ...storable, createdAt: now.toISOString() }),
         );
+        claimed = false;
       }
       return { ...response, replayed: false };
     } finally {
       this.#inFlight.delete(slot);
+      if (claimed) await this.#store.transaction((tx) => releaseIdempotencyClaim(tx, accountId, key)).catch(() => {});
     }
   }
 

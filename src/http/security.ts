@@ -34,7 +34,7 @@ export function bearerToken(header: string | string[] | undefined): string | nul
 
 export function securityHandlers(ctx: AppContext): Record<string, SecurityHandler> {
   const clientFailures = new WindowCounter(ctx.config.bank.authFailuresPerClientPerMinute);
-  const partnerQuota = new RateLimiter(ctx.config.rateLimitPerMinute);
+  const partnerQuota = new RateLimiter(ctx.config.rateLimitPerMinute, ctx.countShared);
   return {
     apiKey: async (authorization) => {
       if (authorization === undefined) throw fail.unauthenticated('Send an API key as Authorization: Bearer <API key>.');
@@ -66,7 +66,7 @@ export function securityHandlers(ctx: AppContext): Record<string, SecurityHandle
         throw err;
       }
       place.release();
-      partnerQuota.enforce(`partner:${principal.partner.partnerId}`, now, (headers) => koa.set(headers), "This bank partner's tokens have");
+      await partnerQuota.enforce(`partner:${principal.partner.partnerId}`, now, (headers) => koa.set(headers), "This bank partner's tokens have");
       return principal;
     },
   };

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { findAccount, insertAccount, type AccountRecord } from '../store/accounts.ts';
+import { findAccount, insertAccount, lockAccount, type AccountRecord } from '../store/accounts.ts';
 import {
   countActiveAdminKeys,
   countActiveApiKeys,
@@ -99,8 +99,11 @@ export async function createApiKey(
  */
 export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
   return ctx.store.transaction(async (tx) => {
-    const key = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
-    if (!key) throw fail.notFound(`No API key ${keyId} in this account.`);
+    const found = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
+    if (!found) throw fail.notFound(`No API key ${keyId} in this account.`);
+    // Several instances: revocations of one account's keys take turns, and read the key again once it is their turn.
+    await lockAccount(tx, found.accountId);
+    const key = (await findApiKeyById(tx, keyId)) ?? found;
     if (key.revokedAt) return key;
     if (key.role === 'admin' && (await countActiveAdminKeys(tx, key.accountId)) <= 1) {
       throw fail.refused(

@@ -2,7 +2,7 @@
  * Document use cases: upload (sniff the bytes, keep the file under its id, record size and
  * SHA-256, publish `document.uploaded`), list, and download.
  */
-import type { ReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
@@ -12,8 +12,9 @@ import { publish } from '../events/outbox.ts';
 import type { MultipartUpload, UploadedFile } from '../contract/uploads.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { findApplication } from '../store/applications.ts';
-import { openDocumentFile, readHead, removeDocumentFile, storeDocumentFile } from '../store/documentFiles.ts';
+import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
+import { documentContent } from '../store/documentContent.ts';
+import { readHead } from '../store/documentFiles.ts';
 import { findDocument, insertDocument, listDocuments as listDocumentRecords, type DocumentRecord } from '../store/documents.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { SqlExecutor } from '../store/store.ts';
@@ -64,8 +65,9 @@ export function readUploadForm(form: MultipartUpload | undefined): { documentTyp
   return { documentType: types[0] as DocumentType, file: files[0]! };
 }
 
-async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: string) {
-  const application = await findApplication(db, accountId, mortgageId);
+/** `forUpdate` (inside the write): the row stays locked until commit, so no withdrawal or decision slips in between. */
+async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: string, forUpdate = false) {
+  const application = await (forUpdate ? findApplicationForUpdate : findApplication)(db, accountId, mortgageId);
   if (!application) throw fail.notFound(`No application ${mortgageId} in this account.`);
   if (!acceptsDocuments(application.status)) {
     throw fail.conflict('application_closed', `An application in status ${application.status} takes no more documents.`, {
@@ -103,11 +105,13 @@ export async function uploadDocument(
     fileName: upload.file.originalFilename === null ? null : upload.file.originalFilename.slice(0, FILE_NAME_MAX),
     createdAt: now.toISOString(),
   };
-  await storeDocumentFile(config.dataDir, record.documentId, upload.file.tempPath);
+  const content = documentContent(ctx.store, config.dataDir);
+  await content.prepare(record.documentId, upload.file.tempPath);
   try {
     await ctx.store.transaction(async (tx) => {
-      await liveApplication(tx, accountId, mortgageId);
+      await liveApplication(tx, accountId, mortgageId, true);
       await insertDocument(tx, record);
+      await content.write(tx, record.documentId, upload.file.tempPath);
       await publish(tx, {
         accountId,
         occurredAt: now,
@@ -120,7 +124,7 @@ export async function uploadDocument(
       });
     });
   } catch (err) {
-    await removeDocumentFile(config.dataDir, record.documentId);
+    await content.discard(record.documentId);
     throw err;
   }
   return record;
@@ -139,9 +143,9 @@ export async function openDocument(
   accountId: string,
   mortgageId: string,
   documentId: string,
-): Promise<{ record: DocumentRecord; stream: ReadStream; size: number }> {
+): Promise<{ record: DocumentRecord; stream: Readable; size: number }> {
   const record = await ctx.store.read((db) => findDocument(db, accountId, mortgageId, documentId));
   if (!record) throw fail.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
-  const { stream, size } = await openDocumentFile(ctx.config.dataDir, documentId);
+  const { stream, size } = await documentContent(ctx.store, ctx.config.dataDir).open(documentId);
   return { record, stream, size };
 }

@@ -7,10 +7,9 @@
  * before a byte is sent; then `open` streams it. The stream is an async generator behind
  * `Readable.from`, which asks for the next chunk only when the consumer (the HTTP response, and
  * behind it the client's TCP window) wants more, so a slow client slows the reading rather than
- * filling memory; each chunk is one batch of rows read in its own short `store.read`.
+ * filling memory; each chunk is one batch of rows (src/store/exportRecords.ts `exportBatches`).
  */
 import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { components, operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
@@ -39,7 +38,7 @@ import {
   updateExportFormat,
   type ExportFormatRecord,
 } from '../store/exportFormats.ts';
-import { exportBounds, readExportBatch, type ExportQuery } from '../store/exportRecords.ts';
+import { exportBatches, exportBounds, type ExportQuery } from '../store/exportRecords.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 
 /** An account holds at most this many custom formats (so `validFormats` and the list stay small). */
@@ -171,21 +170,16 @@ async function* exportChunks(
   try {
     const opening = writer.begin();
     if (opening !== '') yield opening;
-    let after: string | null = null;
-    let limit = Math.min(FIRST_BATCH_ROWS, batchSize);
     let pieceRows = 16;
-    while (!signal.aborted) {
-      // Back to the event loop before each batch: a fast client never makes the stream wait, and
-      // the store's promises resolve as microtasks, so without this turn an export would run to
-      // its end before the server even read another request (whose writes would wait for it).
-      await nextTurn();
-      const rows = await ctx.store.read((db) => readExportBatch(db, query, after, limit));
-      batches++;
-      if (signal.aborted) break;
-      const rowCount = rows.length;
-      if (rowCount > 0) {
-        records += rowCount;
-        after = rows[rowCount - 1]!.mortgageId;
+    // Batches come from the store: keyset pages on sql.js, a server-side cursor on PostgreSQL.
+    // Leaving the loop (client gone) ends the generator, which ends the query.
+    const source = exportBatches(ctx.store, query, { first: Math.min(FIRST_BATCH_ROWS, batchSize), rest: batchSize });
+    let stopped = signal.aborted;
+    if (!stopped) {
+      for await (const rows of source) {
+        batches++;
+        if (signal.aborted) break;
+        records += rows.length;
         // Pieces are taken off the front of the batch (splice), so the rows already written are
         // garbage while the generator waits for the client: a scavenge then finds less alive, and
         // less survives to grow the young generation (see PIECE_CHARS).
@@ -196,13 +190,11 @@ async function* exportChunks(
           pieceRows = Math.max(1, Math.min(1000, Math.floor((PIECE_CHARS * taken.length) / Math.max(1, piece.length))));
           if (piece !== '') yield piece;
         }
+        if (signal.aborted) break;
       }
-      if (rowCount < limit) {
-        finished = true;
-        break;
-      }
-      limit = batchSize;
+      stopped = signal.aborted;
     }
+    finished = !stopped;
     if (finished) {
       const closing = writer.end();
       if (closing !== '') yield closing;

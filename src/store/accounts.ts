@@ -1,5 +1,5 @@
 /** Accounts: the owners of every other record. */
-import type { SqlExecutor } from './store.ts';
+import { dialectOf, type SqlExecutor } from './store.ts';
 
 export interface AccountRecord {
   accountId: string;
@@ -38,4 +38,14 @@ export async function insertAccount(tx: SqlExecutor, account: AccountRecord): Pr
 export async function findAccount(db: SqlExecutor, accountId: string): Promise<AccountRecord | undefined> {
   const row = await db.get<AccountRow>('SELECT id, name, email, currency, created_at FROM accounts WHERE id = ?', [accountId]);
   return row && toRecord(row);
+}
+
+/**
+ * Locks the account's row until the transaction ends (PostgreSQL `FOR UPDATE`; sql.js runs one
+ * transaction at a time already). Changes that must see every other change of the account's keys
+ * first (revoking a key while keeping one admin key) take it, so racing instances take turns.
+ */
+export async function lockAccount(tx: SqlExecutor, accountId: string): Promise<boolean> {
+  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE' : '';
+  return (await tx.get(`SELECT id FROM accounts WHERE id = ?${lock}`, [accountId])) !== undefined;
 }

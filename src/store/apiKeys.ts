@@ -67,7 +67,7 @@ export async function findApiKeyById(db: SqlExecutor, keyId: string): Promise<Ap
 
 export async function listApiKeys(db: SqlExecutor, accountId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
   const rows = await db.all<ApiKeyRow>(
-    `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
     [accountId, page.afterId ?? null, page.afterId ?? null, page.limit + 1],
   );
   return toPage(rows.map(toRecord), page.limit, (key) => key.keyId);

@@ -2,7 +2,7 @@
  * Mortgage application records. Amounts are INTEGER cents in the table and numbers in major
  * units in the record; the decision is kept as JSON (decision_json), null until one is made.
  */
-import type { SqlExecutor } from './store.ts';
+import { dialectOf, type SqlExecutor } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { Decision } from '../domain/underwriting/decision.ts';
@@ -127,6 +127,18 @@ export async function findApplication(db: SqlExecutor, accountId: string, mortga
   return row && toRecord(row);
 }
 
+/**
+ * The application, locked until the transaction ends (PostgreSQL `FOR UPDATE`): for a write that
+ * depends on its status without changing it (a document on a live application), so a concurrent
+ * transition waits and then sees the write, instead of slipping in between. sql.js runs one
+ * transaction at a time, so a plain read is enough there.
+ */
+export async function findApplicationForUpdate(tx: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
+  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE' : '';
+  const row = await tx.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?${lock}`, [accountId, mortgageId]);
+  return row && toRecord(row);
+}
+
 /** The account's applications, newest first, optionally of one status. */
 export async function listApplications(
   db: SqlExecutor,
@@ -137,11 +149,11 @@ export async function listApplications(
   const after = page.afterId ?? null;
   const rows = filter.status
     ? await db.all<ApplicationRow>(
-        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
         [accountId, filter.status, after, after, page.limit + 1],
       )
     : await db.all<ApplicationRow>(
-        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
         [accountId, after, after, page.limit + 1],
       );
   return toPage(rows.map(toRecord), page.limit, (a) => a.mortgageId);

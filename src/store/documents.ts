@@ -62,7 +62,7 @@ export async function findDocument(db: SqlExecutor, accountId: string, mortgageI
 export async function listDocuments(db: SqlExecutor, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
   const after = page.afterId ?? null;
   const rows = await db.all<DocumentRow>(
-    `SELECT ${COLUMNS} FROM documents WHERE account_id = ? AND mortgage_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    `SELECT ${COLUMNS} FROM documents WHERE account_id = ? AND mortgage_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
     [accountId, mortgageId, after, after, page.limit + 1],
   );
   return toPage(rows.map(toRecord), page.limit, (d) => d.documentId);

@@ -75,7 +75,7 @@ export async function findExportFormat(db: SqlExecutor, accountId: string, name:
 /** The account's formats by name, a page at a time (keyset on the name). */
 export async function listExportFormats(db: SqlExecutor, accountId: string, page: PageRequest): Promise<Page<ExportFormatRecord>> {
   const rows = await db.all<ExportFormatRow>(
-    `SELECT ${COLUMNS} FROM export_formats WHERE account_id = ? AND (? IS NULL OR name > ?) ORDER BY name LIMIT ?`,
+    `SELECT ${COLUMNS} FROM export_formats WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR name > ?) ORDER BY name LIMIT ?`,
     [accountId, page.afterId ?? null, page.afterId ?? null, page.limit + 1],
   );
   return toPage(rows.map(toRecord), page.limit, (format) => format.name);

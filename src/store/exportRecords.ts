@@ -10,7 +10,9 @@
  * fraction of a correlated subquery per row, since most applications have no verification.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
-import type { SqlExecutor, SqlValue } from './store.ts';
+import type { ApplicationRow } from './applications.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { SqlExecutor, SqlValue, Store } from './store.ts';
 
 export interface ExportQuery {
   accountId: string;
@@ -25,27 +27,8 @@ export interface ExportQuery {
   upToId: string | null;
 }
 
-/**
- * The columns an export reads (an application row without its account and decision), read as
- * arrays (`values`): a million rows are a million objects fewer, and the SELECT below names the
- * columns in exactly this order.
- */
-const ID = 0;
-const STATUS = 1;
-const APPLICANT_NAME = 2;
-const APPLICANT_EMAIL = 3;
-const AMOUNT_CENTS = 4;
-const ANNUAL_INCOME_CENTS = 5;
-const MONTHLY_DEBTS_CENTS = 6;
-const CREDIT_SCORE = 7;
-const TERM_YEARS = 8;
-const PROPERTY_VALUE_CENTS = 9;
-const QUOTE_ID = 10;
-const CREATED_AT = 11;
-const SUBMITTED_AT = 12;
-const DECIDED_AT = 13;
-const WITHDRAWN_AT = 14;
-const UPDATED_AT = 15;
+/** The columns an export reads: an application row without its account and decision. */
+type ExportRow = Omit<ApplicationRow, 'account_id' | 'decision_json'>;
 
 interface VerificationRow {
   mortgage_id: string;
@@ -73,11 +56,10 @@ export async function exportBounds(db: SqlExecutor, accountId: string): Promise<
   return { upToId: row?.up_to_id ?? null, currency: row?.currency ?? 'USD' };
 }
 
-/** The next batch of at most `limit` rows after `afterId` (null: from the start), oldest first. */
-export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
-  if (query.upToId === null) return [];
-  let sql = SELECT;
-  const params: SqlValue[] = [query.accountId, afterId ?? '', query.upToId];
+/** The WHERE clause's filters after the id range, and their parameters. */
+function filters(query: ExportQuery): { sql: string; params: SqlValue[] } {
+  let sql = '';
+  const params: SqlValue[] = [];
   if (query.status !== undefined) {
     sql += ' AND status = ?';
     params.push(query.status);
@@ -90,39 +72,79 @@ export async function readExportBatch(db: SqlExecutor, query: ExportQuery, after
     sql += ' AND created_at < ?';
     params.push(query.createdTo);
   }
-  sql += ' ORDER BY id LIMIT ?';
-  params.push(limit);
-  const rows = await db.values(sql, params);
+  return { sql, params };
+}
+
+/** The next batch of at most `limit` rows after `afterId` (null: from the start), oldest first. */
+export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
+  if (query.upToId === null) return [];
+  const where = filters(query);
+  const rows = await db.all<ExportRow>(`${SELECT}${where.sql} ORDER BY id LIMIT ?`, [query.accountId, afterId ?? '', query.upToId, ...where.params, limit]);
+  return withVerifications(db, query, rows);
+}
+
+/**
+ * The whole export, a batch at a time, oldest first; ends early when the caller stops iterating
+ * (a client that went away). The caller owns each batch it is given and may empty it.
+ *
+ * - sql.js: keyset pages (`id > :after LIMIT :n`), each its own short read, so writes go ahead
+ *   between batches of the single-threaded store (one turn of the event loop before each).
+ * - PostgreSQL: one query through a server-side cursor (DECLARE … FETCH), so memory stays flat
+ *   over any number of rows; stopping the iteration closes the cursor and ends the query.
+ */
+export async function* exportBatches(store: Store, query: ExportQuery, sizes: { first: number; rest: number }): AsyncGenerator<ExportSource[]> {
+  if (query.upToId === null) return;
+  if (store.cursor) {
+    const where = filters(query);
+    const batches = store.cursor<ExportRow>(`${SELECT}${where.sql} ORDER BY id`, [query.accountId, '', query.upToId, ...where.params], sizes.rest);
+    for await (const { rows, db } of batches) yield await withVerifications(db, query, rows);
+    return;
+  }
+  let after: string | null = null;
+  let limit = sizes.first;
+  for (;;) {
+    // Back to the event loop before each batch: the store's promises resolve as microtasks, so
+    // without this turn an export would run to its end before the server read another request.
+    await nextTurn();
+    const rows = await store.read((db) => readExportBatch(db, query, after, limit));
+    // Read what the next page needs before handing the batch over: the caller may empty it as it writes.
+    const count = rows.length;
+    if (count > 0) after = rows[count - 1]!.mortgageId;
+    if (count > 0) yield rows;
+    if (count < limit) return;
+    limit = sizes.rest;
+  }
+}
+
+/** The records of `rows`, each with its application's latest bank verification (one range read). */
+async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: ExportRow[]): Promise<ExportSource[]> {
   if (rows.length === 0) return [];
   const latest = new Map<string, VerificationRow>();
-  const firstId = rows[0]![ID] as string;
-  const lastId = rows[rows.length - 1]![ID] as string;
-  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, firstId, lastId]);
+  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]!.id, rows[rows.length - 1]!.id]);
   for (const v of verifications) latest.set(v.mortgage_id, v); // ascending: the last one per application wins
   const currency = query.currency;
   const out: ExportSource[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    const id = r[ID] as string;
-    const bank = latest.size === 0 ? undefined : latest.get(id);
+    const bank = latest.get(r.id);
     out[i] = {
-      mortgageId: id,
-      status: r[STATUS] as ApplicationStatus,
-      applicantName: r[APPLICANT_NAME] as string,
-      applicantEmail: r[APPLICANT_EMAIL] as string | null,
-      amountCents: r[AMOUNT_CENTS] as number,
-      annualIncomeCents: r[ANNUAL_INCOME_CENTS] as number | null,
-      monthlyDebtsCents: r[MONTHLY_DEBTS_CENTS] as number | null,
-      creditScore: r[CREDIT_SCORE] as number | null,
-      termYears: r[TERM_YEARS] as number,
-      propertyValueCents: r[PROPERTY_VALUE_CENTS] as number | null,
+      mortgageId: r.id,
+      status: r.status,
+      applicantName: r.applicant_name,
+      applicantEmail: r.applicant_email,
+      amountCents: r.amount_cents,
+      annualIncomeCents: r.annual_income_cents,
+      monthlyDebtsCents: r.monthly_debts_cents,
+      creditScore: r.credit_score,
+      termYears: r.term_years,
+      propertyValueCents: r.property_value_cents,
       currency,
-      quoteId: r[QUOTE_ID] as string | null,
-      createdAt: r[CREATED_AT] as string,
-      submittedAt: r[SUBMITTED_AT] as string | null,
-      decidedAt: r[DECIDED_AT] as string | null,
-      withdrawnAt: r[WITHDRAWN_AT] as string | null,
-      updatedAt: r[UPDATED_AT] as string,
+      quoteId: r.quote_id,
+      createdAt: r.created_at,
+      submittedAt: r.submitted_at,
+      decidedAt: r.decided_at,
+      withdrawnAt: r.withdrawn_at,
+      updatedAt: r.updated_at,
       bankVerification: bank === undefined ? null : { verified: bank.verified === 1, accountMask: bank.account_mask, checkedAt: bank.checked_at },
     };
   }

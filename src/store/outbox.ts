@@ -9,7 +9,18 @@
  * `FOR UPDATE SKIP LOCKED`; on the serialised embedded engine the transaction is enough.
  */
 import { webhookSecretContext } from './sealedColumns.ts';
-import type { SqlExecutor, Tx } from './store.ts';
+import { dialectOf, type SqlExecutor, type Tx } from './store.ts';
+
+/**
+ * The LISTEN/NOTIFY channel of the outbox on PostgreSQL: notified (at commit, by the database)
+ * whenever a delivery becomes due now, so the dispatchers of every instance wake at once.
+ */
+export const OUTBOX_CHANNEL = 'mos_outbox';
+
+/** Wakes every instance's dispatcher when `tx` commits (PostgreSQL; sql.js's one process nudges itself). */
+export async function notifyDispatchers(tx: Tx): Promise<void> {
+  if (dialectOf(tx) === 'postgres') await tx.get(`SELECT pg_notify('${OUTBOX_CHANNEL}', '') AS notified`);
+}
 
 export interface OutboxEventRecord {
   eventId: string;
@@ -51,6 +62,7 @@ export async function insertDeliveries(
      VALUES ${d.webhookIds.map(() => "(?, ?, ?, 'pending', 0, ?, NULL, NULL, ?, ?)").join(', ')}`,
     d.webhookIds.flatMap((webhookId) => [webhookId, d.eventId, d.accountId, d.dueAt, d.dueAt, d.dueAt]),
   );
+  await notifyDispatchers(tx);
 }
 
 /** A delivery in flight: everything the dispatcher needs to send it without another query. */
@@ -81,7 +93,9 @@ interface CandidateRow {
 
 /**
  * Due deliveries to enabled endpoints, oldest due first, leaving out the endpoints in `skip`
- * (those already at their concurrency limit).
+ * (those already at their concurrency limit). On PostgreSQL the rows are locked as they are read,
+ * skipping rows another instance is claiming right now (`FOR UPDATE OF d SKIP LOCKED`), so
+ * instances claiming together take different deliveries instead of waiting for each other.
  */
 export async function dueDeliveries(db: SqlExecutor, now: string, skip: readonly string[], limit: number): Promise<CandidateRow[]> {
   const notIn = skip.length > 0 ? `AND d.webhook_id NOT IN (${skip.map(() => '?').join(', ')})` : '';
@@ -91,7 +105,7 @@ export async function dueDeliveries(db: SqlExecutor, now: string, skip: readonly
        JOIN webhook_endpoints e ON e.id = d.webhook_id
       WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 ${notIn}
       ORDER BY d.next_attempt_at, d.event_id
-      LIMIT ?`,
+      LIMIT ?${dialectOf(db) === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`,
     [now, ...skip, limit],
   );
 }
@@ -232,6 +246,7 @@ export async function scheduleRetry(tx: Tx, accountId: string, webhookId: string
       WHERE account_id = ? AND webhook_id = ? AND event_id = ? AND (lease_token IS NULL OR locked_until <= ?)`,
     [now, now, accountId, webhookId, eventId, now],
   );
+  if (changes === 1) await notifyDispatchers(tx);
   return changes === 1;
 }
 

@@ -26,8 +26,16 @@ export interface SecretSealer {
   isSealed(value: string): boolean;
 }
 
+/**
+ * Which SQL engine runs the statements. Repositories stay on portable SQL; the few places that
+ * gain from an engine-specific clause (`FOR UPDATE`, `SKIP LOCKED`, `pg_notify`) ask this.
+ * Absent means 'sqlite' (sql.js).
+ */
+export type SqlDialect = 'sqlite' | 'postgres';
+
 /** What a repository can do with the database inside one unit of work. */
 export interface SqlExecutor {
+  readonly dialect?: SqlDialect;
   /** Seals and opens secret columns (see SecretSealer). */
   readonly sealer: SecretSealer;
   /** A statement that changes data; returns the number of rows it changed. */
@@ -48,6 +56,14 @@ export interface SqlExecutor {
 export type Tx = SqlExecutor;
 
 export interface Store {
+  /** Absent means 'sqlite' (the embedded sql.js engine). */
+  readonly dialect?: SqlDialect;
+  /**
+   * True when other processes may share this database at once (PostgreSQL): in-process state
+   * (idempotency keys in flight, rate-limit counters, dispatcher wake-ups) must then live in the
+   * database. Absent means false: sql.js allows one process per data directory.
+   */
+  readonly sharedByInstances?: boolean;
   /**
    * Runs `fn` in one serialised read-write transaction. Resolves only once the commit is
    * durable (journalled and fsynced); rejects, with nothing written, when `fn` throws.
@@ -59,4 +75,18 @@ export interface Store {
   isOpen(): boolean;
   /** Finishes queued work, writes a checkpoint and releases the data directory. */
   close(): Promise<void>;
+  /**
+   * Reads a long query a batch at a time through a server-side cursor (PostgreSQL only; sql.js
+   * paginates by key instead). Each batch comes with an executor on the cursor's connection for
+   * look-ups about that batch. Ending the iteration early (`return`, a `break`, an error) closes
+   * the cursor and ends the query.
+   */
+  cursor?<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
+  /** Calls `listener` when another instance (or this one) notifies `channel` (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe function. */
+  listen?(channel: string, listener: () => void): () => void;
+}
+
+/** The store's dialect ('sqlite' when it does not say). */
+export function dialectOf(db: { readonly dialect?: SqlDialect }): SqlDialect {
+  return db.dialect ?? 'sqlite';
 }

@@ -5,7 +5,7 @@
  * characters.
  */
 import type { components } from '../../generated/api.d.ts';
-import type { AttemptRecord } from './outbox.ts';
+import { notifyDispatchers, type AttemptRecord } from './outbox.ts';
 import { webhookSecretContext } from './sealedColumns.ts';
 import type { SqlExecutor, Tx } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
@@ -117,7 +117,7 @@ export async function findEndpointIdByUrl(db: SqlExecutor, accountId: string, ur
 
 export async function listEndpoints(db: SqlExecutor, accountId: string, page: PageRequest): Promise<Page<WebhookEndpointRecord>> {
   const rows = await db.all<EndpointRow>(
-    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
     [accountId, page.afterId ?? null, page.afterId ?? null, page.limit + 1],
   );
   return toPage(await withEvents(db, rows), page.limit, (e) => e.webhookId);
@@ -134,10 +134,11 @@ export async function updateEndpoint(tx: Tx, webhookId: string, changes: Endpoin
   if (changes.url !== undefined) await tx.run('UPDATE webhook_endpoints SET url = ? WHERE id = ?', [changes.url, webhookId]);
   if (changes.description !== undefined) await tx.run('UPDATE webhook_endpoints SET description = ? WHERE id = ?', [changes.description, webhookId]);
   if (changes.enabled === true) {
-    await tx.run(
+    const enabled = await tx.run(
       'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL WHERE id = ? AND enabled = 0',
       [webhookId],
     );
+    if (enabled.changes === 1) await notifyDispatchers(tx); // its pending deliveries are due again
   } else if (changes.enabled === false) {
     await disableEndpoint(tx, webhookId, 'manual', now);
   }
@@ -210,7 +211,7 @@ export async function listAttempts(db: SqlExecutor, webhookId: string, page: Pag
             a.duration_ms, a.next_attempt_at
        FROM webhook_delivery_attempts a
        JOIN webhook_events v ON v.id = a.event_id
-      WHERE a.webhook_id = ? AND (? IS NULL OR a.id < ?)
+      WHERE a.webhook_id = ? AND (CAST(? AS TEXT) IS NULL OR a.id < ?)
       ORDER BY a.id DESC LIMIT ?`,
     [webhookId, page.afterId ?? null, page.afterId ?? null, page.limit + 1],
   );

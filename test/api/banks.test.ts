@@ -9,6 +9,7 @@ import type { Clock } from '../../src/clock.ts';
 import { findBankPartner, updateBankPartner } from '../../src/store/bankPartners.ts';
 import { listBankVerifications } from '../../src/store/bankVerifications.ts';
 import { startFakePartner, type FakePartner } from '../unit/banks/fakePartner.ts';
+import { postgresContents } from '../helpers/engine.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 
 /** Full account numbers used below: none may appear in a log line, a database file or an export. */
@@ -382,6 +383,8 @@ describe('verifyBankDetails', () => {
 
   describe('never keeps a full account number', () => {
     async function dataDirBytes(): Promise<Buffer> {
+      // On PostgreSQL the "database files" are the database's rows, every table's, as text.
+      if (app.engine === 'postgres') return postgresContents(app.ctx.store);
       const names = await readdir(app.dataDir, { recursive: true, withFileTypes: true });
       const files = names.filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name));
       return Buffer.concat(await Promise.all(files.map((f) => readFile(f))));

@@ -71,6 +71,16 @@ async function upload(owner: TestAccount, mortgageId: string, body: FormData, he
   return { response, json: (await response.json()) as DocumentView & Record<string, any> };
 }
 
+/**
+ * Where the documents' bytes are: the files under DATA_DIR/documents on sql.js, the document ids
+ * that have chunks in document_chunks on PostgreSQL.
+ */
+async function storedDocuments(): Promise<string[]> {
+  if (app.engine !== 'postgres') return filesUnder(documentsDir());
+  const rows = await app.ctx.store.read((db) => db.all<{ document_id: string }>('SELECT DISTINCT document_id FROM document_chunks ORDER BY document_id'));
+  return rows.map((r) => r.document_id);
+}
+
 async function filesUnder(dir: string): Promise<string[]> {
   try {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -142,9 +152,9 @@ describe('uploadDocument', () => {
     const mortgageId = await newApplication(account);
     const { json } = await upload(account, mortgageId, form({ documentType: 'other', file: [{ bytes: pdf(), name: '../../etc/passwd.pdf' }] }));
     expect(json.fileName).toBe('../../etc/passwd.pdf');
-    const names = (await readdir(documentsDir())).filter((name) => !name.startsWith('doc-'));
-    expect(names).toEqual([]);
-    expect(await readdir(documentsDir())).toContain(json.documentId);
+    const stored = (await storedDocuments()).map((name) => path.basename(name));
+    expect(stored.filter((name) => !name.startsWith('doc-'))).toEqual([]);
+    expect(stored).toContain(json.documentId);
   });
 
   it('trusts the magic bytes, not the declared type: a PDF sent as image/png is stored as a PDF', async () => {
@@ -166,11 +176,11 @@ describe('uploadDocument', () => {
     ['an HTML page declared as image/jpeg', Buffer.from('<html><script>alert(1)</script></html>'), 'image/jpeg'],
   ])('refuses %s with 415 and keeps nothing', async (_label, bytes, type) => {
     const mortgageId = await newApplication(account);
-    const before = await filesUnder(documentsDir());
+    const before = await storedDocuments();
     const { response, json } = await upload(account, mortgageId, form({ documentType: 'other', file: [{ bytes, type }] }));
     expect(response.status).toBe(415);
     expect(json.code).toBe('unsupported_media_type');
-    expect(await filesUnder(documentsDir())).toEqual(before);
+    expect(await storedDocuments()).toEqual(before);
     await incomingEmpty();
     const list = await account.client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId } } });
     expect(list.data!.data).toEqual([]);
@@ -178,13 +188,13 @@ describe('uploadDocument', () => {
 
   it('a chunked upload (no Content-Length, so no bound on what would be read) gets 411 and leaves no file', async () => {
     const mortgageId = await newApplication(account);
-    const before = await filesUnder(documentsDir());
+    const before = await storedDocuments();
     const { bytes, contentType } = await encoded(form({ documentType: 'income_proof', file: [{ bytes: pdf(1024), type: 'application/pdf' }] }));
     const result = await rawUpload(mortgageId, bytes, contentType, true);
     expect(result.status, result.text).toBe(411);
     expect(JSON.parse(result.text)).toMatchObject({ code: 'length_required', status: 411 });
     await incomingEmpty();
-    expect(await filesUnder(documentsDir())).toEqual(before);
+    expect(await storedDocuments()).toEqual(before);
   });
 
   it.each([
@@ -192,13 +202,13 @@ describe('uploadDocument', () => {
     ['with a Content-Length far over the limit (refused before reading)', LIMIT + 256 * 1024, false],
   ])('a file over the limit gets 413 and leaves no file, %s', async (_label, size, chunked) => {
     const mortgageId = await newApplication(account);
-    const before = await filesUnder(documentsDir());
+    const before = await storedDocuments();
     const { bytes, contentType } = await encoded(form({ documentType: 'income_proof', file: [{ bytes: pdf(size), type: 'application/pdf' }] }));
     const result = await rawUpload(mortgageId, bytes, contentType, chunked);
     expect(result.status, result.text).toBe(413);
     expect(JSON.parse(result.text)).toMatchObject({ code: 'payload_too_large', status: 413 });
     await incomingEmpty();
-    expect(await filesUnder(documentsDir())).toEqual(before);
+    expect(await storedDocuments()).toEqual(before);
     const list = await account.client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId } } });
     expect(list.data!.data).toEqual([]);
   });
@@ -217,11 +227,11 @@ describe('uploadDocument', () => {
     const mortgageId = status === 'declined' ? await newApplication(account, 540) : await newApplication(account);
     if (move) await move(mortgageId);
     else await account.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId } } });
-    const before = await filesUnder(documentsDir());
+    const before = await storedDocuments();
     const { response, json } = await upload(account, mortgageId, form({ documentType: 'other', file: [{ bytes: pdf() }] }));
     expect(response.status).toBe(409);
     expect(json).toMatchObject({ code: 'application_closed', currentStatus: status });
-    expect(await filesUnder(documentsDir())).toEqual(before);
+    expect(await storedDocuments()).toEqual(before);
     await incomingEmpty();
   });
 
@@ -256,10 +266,10 @@ describe('uploadDocument', () => {
   it("another account's application is 404 and keeps nothing", async () => {
     const mortgageId = await newApplication(account);
     const other = await app.newAccount('Other Lending');
-    const before = await filesUnder(documentsDir());
+    const before = await storedDocuments();
     const { response } = await upload(other, mortgageId, form({ documentType: 'identity', file: [{ bytes: pdf() }] }));
     expect(response.status).toBe(404);
-    expect(await filesUnder(documentsDir())).toEqual(before);
+    expect(await storedDocuments()).toEqual(before);
   });
 
   it('a member key may upload', async () => {

@@ -57,6 +57,16 @@ beforeAll(async () => {
     reads++;
     return read(fn);
   };
+  // On PostgreSQL the batches come through a server-side cursor: each batch fetched counts as a read.
+  const cursor = store.cursor?.bind(store);
+  if (cursor) {
+    store.cursor = async function* (sql, params, batchSize) {
+      for await (const batch of cursor(sql, params, batchSize)) {
+        reads++;
+        yield batch as never;
+      }
+    };
+  }
 }, 120_000);
 afterAll(() => app?.close());
 
@@ -107,7 +117,8 @@ describe('exportMortgages', () => {
     await new Promise((resolve) => response.on('end', resolve));
     expect(lines).toBe(RECORDS + 1); // the header and every record
     expect(bytes).toBeGreaterThan(RECORDS * 2000);
-    expect(reads - before).toBe(ALL_BATCHES + OVERHEAD);
+    // A cursor knows the end when a fetch comes back short: it never reads the empty batch.
+    expect(reads - before).toBe((app.engine === 'postgres' ? RECORDS / BATCH : ALL_BATCHES) + OVERHEAD);
   });
 
   it('stops reading batches when the client disconnects', async () => {

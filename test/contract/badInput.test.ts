@@ -432,6 +432,14 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
         `${where}: ${op.operationId} answers ${c.status} but does not declare it; add '${c.status}': { $ref: ../components/responses/${SHARED_RESPONSE[c.status] ?? '…'} }`,
       ).toBeDefined();
     }
-    expect(app.ctx.store.stats().lsn, `${where}: the refused request wrote to the store`).toBe(lsnBefore);
+    let lsnAfter = lsnBefore;
+    if (app.ctx.store.stats().lsn !== lsnBefore) {
+      // An API key's last use is recorded at most once a minute, by whichever request comes then
+      // (a slow run, as on PostgreSQL under load, crosses that minute mid-file): that write is not
+      // this request's. Send the request again once the store has settled; now it must write nothing.
+      lsnAfter = await settledLsn(app);
+      await rawRequest(url, init);
+    }
+    expect(app.ctx.store.stats().lsn, `${where}: the refused request wrote to the store`).toBe(lsnAfter);
   });
 });

@@ -6,20 +6,45 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
+import * as spawned from '../../scripts/lib/spawnService.ts';
+import type { AdminRun, ServiceProcess, StartServiceOptions } from '../../scripts/lib/spawnService.ts';
+import { onPostgres, testDatabase, type TempDatabase } from './engine.ts';
 
-export {
-  ADMIN_ENTRY,
-  MAIN_ENTRY,
-  PROJECT_ROOT,
-  createAccountWithCli,
-  freePort,
-  runAdmin,
-  startService,
-  type AdminRun,
-  type Exit,
-  type ServiceProcess,
-  type StartServiceOptions,
-} from '../../scripts/lib/spawnService.ts';
+export { ADMIN_ENTRY, MAIN_ENTRY, PROJECT_ROOT, freePort, type AdminRun, type Exit, type ServiceProcess, type StartServiceOptions } from '../../scripts/lib/spawnService.ts';
+
+/**
+ * In the postgres project (TEST_ENGINE=postgres) the processes these start run on PostgreSQL: each
+ * data directory gets a database of its own (what a data directory is to sql.js), made on first use
+ * and dropped after the test file. A caller that sets DATABASE_URL itself keeps it.
+ */
+const databases = new Map<string, Promise<TempDatabase>>();
+afterAll(async () => {
+  for (const database of databases.values()) await (await database.catch(() => null))?.drop().catch(() => {});
+  databases.clear();
+});
+
+async function engineEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
+  if (!onPostgres() || env?.DATABASE_URL) return env ?? {};
+  let database = databases.get(dataDir);
+  if (!database) {
+    database = testDatabase();
+    databases.set(dataDir, database);
+  }
+  return { DATABASE_URL: (await database).url, ...env };
+}
+
+export async function startService(options: StartServiceOptions): Promise<ServiceProcess> {
+  return spawned.startService({ ...options, env: await engineEnv(options.dataDir, options.env) });
+}
+
+export async function runAdmin(args: string[], options: { dataDir: string; env?: Record<string, string>; timeoutMs?: number }): Promise<AdminRun> {
+  return spawned.runAdmin(args, { ...options, env: await engineEnv(options.dataDir, options.env) });
+}
+
+export async function createAccountWithCli(dataDir: string, name?: string, email?: string, env?: Record<string, string>) {
+  return spawned.createAccountWithCli(dataDir, name, email, await engineEnv(dataDir, env));
+}
 
 /** A fresh data directory; `remove()` deletes it. */
 export async function tempDataDir(prefix = 'mos-proc-'): Promise<{ dataDir: string; remove(): Promise<void> }> {

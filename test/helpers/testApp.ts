@@ -20,7 +20,9 @@ import type { AppContext } from '../../src/context.ts';
 import { createContext } from '../../src/createContext.ts';
 import type { Resolver } from '../../src/net/resolve.ts';
 import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/engine/sqljsStore.ts';
+import { openStore } from '../../src/store/open.ts';
 import { contractFetch } from './contractFetch.ts';
+import { testEngine, testDatabase } from './engine.ts';
 
 export type ApiClient = Client<paths>;
 
@@ -37,7 +39,9 @@ export interface TestAccount {
 export interface TestApp {
   baseUrl: string;
   dataDir: string;
-  /** The app's dependency context (its store is the sql.js engine, for tests that look inside). */
+  /** 'sqljs' or 'postgres' (TEST_ENGINE): the postgres project of vitest.config.ts runs the API suite again on PostgreSQL. */
+  engine: 'sqljs' | 'postgres';
+  /** The app's dependency context (its store typed as the sql.js engine, for the sql.js-only tests that look inside). */
   ctx: AppContext & { store: SqlJsStore };
   /** The openapi-backend instance that routes /v1 in this app. */
   api: OpenAPIBackend;
@@ -77,8 +81,22 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'mos-test-')));
-  const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', RATE_LIMIT_PER_MINUTE: '0', ...options.env });
-  const store = await openSqlJsStore({ dataDir, secrets: config.secrets, storageProbeIntervalMs: config.storageProbeIntervalMs, ...options.store });
+  const engine = testEngine();
+  // On PostgreSQL: a database of this app's own (random name), dropped by close().
+  const database = engine === 'postgres' ? await testDatabase() : null;
+  const config: Config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '0',
+    ...(database ? { DATABASE_URL: database.url, DATABASE_POOL_MAX: '8' } : {}),
+    ...options.env,
+  });
+  const store = (
+    database
+      ? await openStore({ dataDir, database: config.database, secrets: config.secrets })
+      : await openSqlJsStore({ dataDir, secrets: config.secrets, storageProbeIntervalMs: config.storageProbeIntervalMs, ...options.store })
+  ) as SqlJsStore;
   const clock = options.clock ?? systemClock;
   const log = createLogger(config.logLevel, options.logDestination);
   const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };
@@ -94,6 +112,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     baseUrl,
     dataDir,
+    engine,
     ctx,
     api,
     anonymous: apiClient(baseUrl),
@@ -130,6 +149,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,50 @@
+/**
+ * Opens the store the configuration names: PostgreSQL when DATABASE_URL is set (several instances
+ * may share it), else the embedded sql.js engine in DATA_DIR (one process). The service, the admin
+ * command line, tests and benchmarks all open it here.
+ */
+import { mkdir } from 'node:fs/promises';
+import { loadKeyring, type SecretsKeyOptions } from './engine/sealing.ts';
+import { openSqlJsStore } from './engine/sqljsStore.ts';
+import { openPgStore } from './postgres/pgStore.ts';
+import type { Store } from './store.ts';
+
+export type EngineLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** What both engines offer beyond Store: a checkpoint (a no-op on PostgreSQL) and a write counter. */
+export type OpenedStore = Store & {
+  checkpoint(): Promise<void>;
+  stats(): { lsn: number };
+  /** True when other processes may use the same database at once (PostgreSQL). */
+  readonly sharedByInstances?: boolean;
+};
+
+export interface OpenStoreOptions {
+  dataDir: string;
+  database: { url: string | null; poolMax: number };
+  /** The key that seals secrets at rest (SECRETS_KEY…); on PostgreSQL every instance needs the same one. */
+  secrets?: SecretsKeyOptions;
+  /** sql.js only: how often a store degraded by a failed disk write tries again. */
+  storageProbeIntervalMs?: number;
+  onLog?: (level: EngineLogLevel, msg: string, fields: Record<string, unknown>) => void;
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
+  if (options.database.url !== null) {
+    // Without SECRETS_KEY the key file lives in DATA_DIR (one instance; several need SECRETS_KEY, see README).
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    const { keyring } = await loadKeyring(options.dataDir, options.secrets ?? {});
+    return openPgStore({
+      url: options.database.url,
+      poolMax: options.database.poolMax,
+      sealer: keyring,
+      ...(options.onLog ? { onLog: options.onLog } : {}),
+    });
+  }
+  return openSqlJsStore({
+    dataDir: options.dataDir,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.storageProbeIntervalMs !== undefined ? { storageProbeIntervalMs: options.storageProbeIntervalMs } : {}),
+    ...(options.onLog ? { onLog: options.onLog } : {}),
+  });
+}

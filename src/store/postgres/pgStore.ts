@@ -1,0 +1,464 @@
+/**
+ * The PostgreSQL engine: the same Store interface as sql.js, for several service instances on one
+ * database (DATABASE_URL). A pool of `pg` connections (DATABASE_POOL_MAX); transactions really run
+ * in parallel, so every state transition in the repositories is a conditional update or takes a row
+ * lock (READ COMMITTED re-checks a conditional UPDATE's WHERE after waiting for the row).
+ *
+ * - transaction(fn): BEGIN … COMMIT on one pooled connection (READ COMMITTED); a deadlock or
+ *   serialization failure (40P01, 40001) rolls back and runs `fn` again, up to 3 times.
+ * - read(fn): a REPEATABLE READ READ ONLY transaction, so a read of several statements sees one
+ *   consistent snapshot of committed data, like the serialised sql.js engine.
+ * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
+ * - listen(): one dedicated connection runs LISTEN and reconnects when it drops.
+ * - migrations: `src/store/postgres/migrations/NNN_*.sql`, applied at open under a session-level
+ *   advisory lock, so instances starting together migrate once.
+ */
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { StoreUnavailableError } from '../engine/errors.ts';
+import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
+import type { Row, SecretSealer, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface PgStoreOptions {
+  /** postgres://user@host:port/database */
+  url: string;
+  /** Connections in the pool (DATABASE_POOL_MAX). */
+  poolMax?: number;
+  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/postgres/migrations`. */
+  migrationsDir?: string;
+  /** Shown in pg_stat_activity. */
+  applicationName?: string;
+  onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
+  /**
+   * Seals secret columns (webhook signing secrets, bank partner credentials). Every instance on one
+   * database must hold the same key (SECRETS_KEY), or it cannot open what another sealed.
+   */
+  sealer: SecretSealer;
+}
+
+export interface PgStoreStats {
+  /** Write transactions committed by this process (the counterpart of the sql.js LSN: tests check "nothing was written"). */
+  lsn: number;
+  /** Connections open / idle / waited for. */
+  pool: { total: number; idle: number; waiting: number };
+}
+
+export interface PgStore extends Store {
+  readonly dialect: 'postgres';
+  readonly sharedByInstances: true;
+  stats(): PgStoreStats;
+  /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
+  checkpoint(): Promise<void>;
+  cursor<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
+  listen(channel: string, listener: () => void): () => void;
+}
+
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+/** Any constant shared by every instance of the service: the key of the migration advisory lock. */
+const MIGRATION_LOCK_KEY = 727_274_13;
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 3;
+const PREPARED_LIMIT = 500;
+
+function isPureRead(sql: string): boolean {
+  const head = sql.trimStart().slice(0, 6).toUpperCase();
+  return head === 'SELECT' || (head.startsWith('WITH') && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql));
+}
+
+const TX_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|START\s+TRANSACTION)\b/i;
+
+class PgEngine implements PgStore {
+  readonly dialect = 'postgres' as const;
+  readonly sharedByInstances = true as const;
+  private readonly pool: pg.Pool;
+  private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  private readonly statementNames = new Map<string, string>();
+  private writes = 0;
+  private closing: Promise<void> | null = null;
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private listener: pg.Client | null = null;
+  private listenerStarting: Promise<void> | null = null;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private readonly config: pg.ClientConfig;
+  private readonly sealer: SecretSealer;
+
+  constructor(options: PgStoreOptions) {
+    this.sealer = options.sealer;
+    this.config = {
+      connectionString: withUser(options.url),
+      application_name: options.applicationName ?? 'mortgage-origination',
+      // UTC sessions: timestamptz comes back in the form src/store/postgres/sql.ts rewrites fastest.
+      options: '-c TimeZone=UTC',
+      types: pgTypes,
+    };
+    this.pool = new pg.Pool({ ...this.config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    const onLog = options.onLog;
+    this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
+    // An idle connection that the server dropped must not crash the process.
+    this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
+  }
+
+  // ---- executors -----------------------------------------------------------------------
+
+  private query(client: pg.PoolClient | pg.Client, sql: string, params: SqlParams | undefined): Promise<pg.QueryResult> {
+    const text = toPgPlaceholders(sql);
+    let name = this.statementNames.get(text);
+    if (name === undefined && this.statementNames.size < PREPARED_LIMIT) {
+      name = `mos_${this.statementNames.size}`;
+      this.statementNames.set(text, name);
+    }
+    return client.query(name === undefined ? { text, values: pgParams(params) } : { name, text, values: pgParams(params) });
+  }
+
+  private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }): { executor: Tx; finish(): void } {
+    let active = true;
+    const check = (sql: string) => {
+      if (!active) throw new Error(`${mode === 'write' ? 'transaction' : 'read'} executor used after it finished`);
+      if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
+    };
+    const executor: Tx = {
+      dialect: 'postgres',
+      sealer: this.sealer,
+      run: async (sql, params) => {
+        check(sql);
+        if (mode === 'read') throw new Error('run() is not allowed inside read(); use transaction()');
+        wrote.value = true;
+        const result = await this.query(client, sql, params);
+        return { changes: result.rowCount ?? 0 };
+      },
+      get: async <R extends object = Row>(sql: string, params?: SqlParams) => {
+        check(sql);
+        if (!isPureRead(sql)) {
+          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
+          wrote.value = true;
+        }
+        return (await this.query(client, sql, params)).rows[0] as R | undefined;
+      },
+      all: async <R extends object = Row>(sql: string, params?: SqlParams) => {
+        check(sql);
+        if (!isPureRead(sql)) {
+          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
+          wrote.value = true;
+        }
+        return (await this.query(client, sql, params)).rows as R[];
+      },
+      values: async (sql, params) => {
+        check(sql);
+        if (!isPureRead(sql)) throw new Error('values() is for SELECT statements only');
+        // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans.
+        const result = await client.query({ text: toPgPlaceholders(sql), values: pgParams(params), rowMode: 'array' });
+        return result.rows as SqlValue[][];
+      },
+    };
+    return { executor, finish: () => (active = false) };
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new StoreUnavailableError('store is closed');
+  }
+
+  /** False after a connection attempt failed, until one succeeds again (GET /readyz answers 503 meanwhile). */
+  private reachable = true;
+  private probing = false;
+
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      const client = await this.pool.connect();
+      this.reachable = true;
+      return client;
+    } catch (err) {
+      this.reachable = false;
+      throw new StoreUnavailableError(`the database is unreachable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  // ---- Store ---------------------------------------------------------------------------
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.connect();
+      const wrote = { value: false };
+      const { executor, finish } = this.executor(client, 'write', wrote);
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const value = await fn(executor);
+        finish();
+        await client.query('COMMIT');
+        if (wrote.value) this.writes++;
+        return value;
+      } catch (err) {
+        finish();
+        await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+        const code = (err as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
+          this.log('info', 'transaction retried', { code, attempt });
+          continue;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const client = await this.connect();
+    const { executor, finish } = this.executor(client, 'read', { value: false });
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const value = await fn(executor);
+      finish();
+      await client.query('COMMIT');
+      return value;
+    } catch (err) {
+      finish();
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async *cursor<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }> {
+    this.assertOpen();
+    const client = await this.connect();
+    const { executor, finish } = this.executor(client, 'read', { value: false });
+    let broken: Error | undefined;
+    let open = false;
+    try {
+      await client.query('BEGIN READ ONLY');
+      open = true;
+      // Parameters are bound into the cursor's query (extended protocol), never spliced into the text.
+      await client.query({ text: `DECLARE mos_cursor NO SCROLL CURSOR FOR ${toPgPlaceholders(sql)}`, values: pgParams(params) });
+      for (;;) {
+        const { rows } = await client.query(`FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`);
+        if (rows.length === 0) break;
+        yield { rows: rows as T[], db: executor };
+        if (rows.length < batchSize) break;
+      }
+    } catch (err) {
+      broken = err as Error;
+      throw err;
+    } finally {
+      finish();
+      if (open) {
+        // Ends the query whether the reader finished, gave up (client gone) or failed.
+        await client.query('ROLLBACK').then(
+          () => (broken = undefined),
+          (rollbackErr: Error) => (broken = rollbackErr),
+        );
+      }
+      client.release(broken);
+    }
+  }
+
+  listen(channel: string, listener: () => void): () => void {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      if (this.listener) void this.listener.query(`LISTEN ${channel}`).catch(() => {});
+    }
+    set.add(listener);
+    void this.startListener();
+    return () => set.delete(listener);
+  }
+
+  private startListener(): Promise<void> {
+    if (this.closing || this.listener) return Promise.resolve();
+    this.listenerStarting ??= (async () => {
+      const client = new pg.Client({ ...this.config, application_name: `${this.config.application_name}-listen` });
+      client.on('notification', (message) => {
+        for (const fn of this.listeners.get(message.channel) ?? []) fn();
+      });
+      const restart = (err?: Error) => {
+        if (this.listener !== client) return;
+        this.listener = null;
+        client.end().catch(() => {});
+        if (this.closing) return;
+        this.log('warn', 'LISTEN connection lost; reconnecting', { err: err?.message });
+        clearTimeout(this.listenRetry);
+        this.listenRetry = setTimeout(() => void this.startListener(), 1_000);
+        this.listenRetry.unref();
+        // Whatever was notified meanwhile is found by the pollers; wake them now anyway.
+        for (const set of this.listeners.values()) for (const fn of set) fn();
+      };
+      client.on('error', restart);
+      client.on('end', () => restart());
+      try {
+        await client.connect();
+        for (const channel of this.listeners.keys()) await client.query(`LISTEN ${channel}`);
+        if (this.closing) {
+          await client.end();
+          return;
+        }
+        this.listener = client;
+      } catch (err) {
+        await client.end().catch(() => {});
+        if (!this.closing) {
+          this.log('warn', 'LISTEN connection failed; retrying', { err: (err as Error).message });
+          clearTimeout(this.listenRetry);
+          this.listenRetry = setTimeout(() => void this.startListener(), 1_000);
+          this.listenRetry.unref();
+        }
+      }
+    })().finally(() => (this.listenerStarting = null));
+    return this.listenerStarting;
+  }
+
+  isOpen(): boolean {
+    if (!this.reachable && !this.probing && !this.closing) {
+      // Asked while the database was unreachable: look again in the background for the next ask.
+      this.probing = true;
+      this.connect()
+        .then((client) => client.release(), () => {})
+        .finally(() => (this.probing = false));
+    }
+    return !this.closing && this.reachable;
+  }
+
+  stats(): PgStoreStats {
+    return { lsn: this.writes, pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
+  }
+
+  async checkpoint(): Promise<void> {
+    this.assertOpen();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearTimeout(this.listenRetry);
+      await this.listenerStarting?.catch(() => {});
+      const listener = this.listener;
+      this.listener = null;
+      await listener?.end().catch(() => {});
+      await this.pool.end();
+      this.log('info', 'store closed', { writes: this.writes });
+    })();
+    return this.closing;
+  }
+
+  // ---- opening -------------------------------------------------------------------------
+
+  /** Applies pending migrations; the advisory lock makes instances that start together take turns. */
+  async migrate(migrationsDir: string): Promise<void> {
+    const migrations = await loadMigrations(migrationsDir);
+    if (migrations === null) {
+      this.log('warn', 'migrations directory not found', { migrationsDir });
+      return;
+    }
+    const client = await this.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      try {
+        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)');
+        const applied = await applyMigrations(
+          {
+            appliedVersions: async () => new Set((await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version)),
+            apply: async (m) => {
+              await client.query('BEGIN');
+              try {
+                await client.query(m.sql);
+                await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [m.version, new Date().toISOString()]);
+                await client.query('COMMIT');
+              } catch (err) {
+                await client.query('ROLLBACK');
+                throw err;
+              }
+            },
+          },
+          migrations,
+          (msg, fields) => this.log('warn', msg, fields),
+        );
+        if (applied.length > 0) this.log('info', 'migrations applied', { versions: applied });
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      }
+    } catch (err) {
+      broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/**
+ * A URL without a user name means the operating-system user, as with psql. The driver takes it from
+ * $USER, which service managers and some shells leave unset: then ask the system.
+ */
+function withUser(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username) return url;
+    parsed.username = encodeURIComponent(os.userInfo().username);
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Creates the database the URL names when the server does not have it yet (so that
+ * `DATABASE_URL=postgres://127.0.0.1/mos npm start` works on a fresh server), through the server's
+ * `postgres` database. Instances starting together may both try: the loser's "already exists" is fine.
+ */
+async function ensureDatabase(url: string, log: (msg: string, fields: Record<string, unknown>) => void): Promise<void> {
+  const probe = new pg.Client({ connectionString: withUser(url) });
+  try {
+    await probe.connect();
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') return; // anything else is reported by the pool with context
+  } finally {
+    await probe.end().catch(() => {});
+  }
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: withUser(maintenance.toString()) });
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+    log('database created', { database: name });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw new StoreUnavailableError(`database ${name} does not exist and could not be created: ${(err as Error).message}`, { cause: err });
+  } finally {
+    await admin.end().catch(() => {});
+  }
+}
+
+/** Connects, migrates and returns the store; throws (with nothing left open) when the database cannot be used. */
+export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
+  await ensureDatabase(options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
+  const engine = new PgEngine(options);
+  try {
+    await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+  } catch (err) {
+    await engine.close().catch(() => {});
+    throw err;
+  }
+  return engine;
+}
+
+/** The URL with any password hidden, for logs and messages. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}

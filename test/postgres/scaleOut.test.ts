@@ -1,0 +1,225 @@
+/**
+ * Scale-out: two service processes (`node src/main.ts`) on one PostgreSQL database, each with a
+ * data directory of its own, as behind a load balancer.
+ *
+ * - load spread over both: what one instance writes the other serves, at once;
+ * - 20 concurrent submits of one application across both: exactly one 200, the rest 409;
+ * - SIGKILL one mid-stream: every write acknowledged by either is readable through the other, and
+ *   every committed event is delivered at least once (the dead instance's leases run out and the
+ *   survivor delivers); duplicates are counted and reported;
+ * - the rate limit of a key holds over both instances together;
+ * - the admin command line works against DATABASE_URL while the instances run.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountWithCli, runAdmin, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
+import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
+
+const BANK_SECRET = 'scale-out-test-bank-secret-0123456789abcdef';
+const cleanups: Array<() => Promise<unknown>> = [];
+let database: TempDatabase;
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+});
+
+beforeAll(async () => {
+  database = await testDatabase();
+  cleanups.push(() => database.drop());
+});
+
+async function instance(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const dir = await tempDataDir('mos-scale-');
+  cleanups.push(dir.remove);
+  const service = await startService({
+    dataDir: dir.dataDir,
+    env: {
+      DATABASE_URL: database.url,
+      DATABASE_POOL_MAX: '6',
+      BANK_SECRET,
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      WEBHOOK_TIMEOUT_MS: '1000', // the lease is the timeout + 5 s: a dead instance's deliveries are due again after 6 s
+      WEBHOOK_POLL_INTERVAL_MS: '200',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+  });
+  cleanups.push(async () => {
+    if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
+  });
+  return service;
+}
+
+/** Passes every default underwriting rule: submitting it approves it (and publishes application.approved). */
+const APPROVABLE = {
+  applicant: { name: 'Jane Doe', amount: 350000, email: 'jane.doe@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 },
+  term: 30,
+  propertyValue: 450000,
+};
+
+function call(service: ServiceProcess, apiKey: string, method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${service.baseUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+describe('two instances on one database', () => {
+  let a: ServiceProcess;
+  let b: ServiceProcess;
+  let apiKey: string;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    // Both start together: the migrations run once, under the advisory lock.
+    [a, b] = await Promise.all([instance(), instance()]);
+    // The admin command line against DATABASE_URL, while both run.
+    ({ apiKey } = await createAccountWithCli(a.dataDir, 'Scale Lending', 'ops@scale.test', { DATABASE_URL: database.url }));
+    receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+  }, 60_000);
+
+  it('spreads the load over both: each serves what the other wrote, at once', async () => {
+    const ids: string[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const writer = i % 2 === 0 ? a : b;
+        const created = await call(writer, apiKey, 'POST', '/v1/applications', APPROVABLE);
+        expect(created.status).toBe(201);
+        const { mortgageId } = (await created.json()) as { mortgageId: string };
+        ids.push(mortgageId);
+        const reader = writer === a ? b : a;
+        return (await call(reader, apiKey, 'GET', `/v1/applications/${mortgageId}`)).status;
+      }),
+    );
+    expect(results).toEqual(Array(20).fill(200));
+    const listed = (await (await call(a, apiKey, 'GET', '/v1/applications?limit=100')).json()) as { data: Array<{ mortgageId: string }> };
+    expect(listed.data.map((x) => x.mortgageId).sort()).toEqual([...ids].sort());
+  });
+
+  it('20 concurrent submits of one application across both instances: exactly one 200, the others 409', async () => {
+    const created = await call(a, apiKey, 'POST', '/v1/applications', APPROVABLE);
+    const { mortgageId } = (await created.json()) as { mortgageId: string };
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => call(i % 2 === 0 ? a : b, apiKey, 'POST', `/v1/applications/${mortgageId}/submit`).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19);
+    const events = await countEvents(`SELECT COUNT(*) AS n FROM webhook_events WHERE payload LIKE '%${mortgageId}%'`);
+    expect(events).toBe(1);
+  });
+
+  it('the same Idempotency-Key sent to both at once runs once', async () => {
+    const send = (service: ServiceProcess) =>
+      fetch(`${service.baseUrl}/v1/applications`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'scale-out-once' },
+        body: JSON.stringify(APPROVABLE),
+      });
+    const responses = await Promise.all([send(a), send(b), send(a), send(b)]);
+    const created = await Promise.all(responses.filter((r) => r.status === 201).map(async (r) => ((await r.json()) as { mortgageId: string }).mortgageId));
+    // Each answer is the first request's result (201, replayed or not) or 409 while it runs; never a second application.
+    expect(new Set(created).size).toBe(1);
+    for (const r of responses) expect([201, 409]).toContain(r.status);
+  });
+
+  it('SIGKILL one mid-stream: every acknowledged write is readable through the other, every committed event is delivered', async () => {
+    receiver.answer(() => ({ status: 200, delayMs: 150 }));
+    const hook = await call(b, apiKey, 'POST', '/v1/webhooks', { url: receiver.url('/scale'), events: ['application.approved'] });
+    expect(hook.status).toBe(201);
+
+    const acknowledged = new Set<string>();
+    let killed = false;
+    const writer = async (service: ServiceProcess, worker: number) => {
+      for (let n = 0; n < 200; n++) {
+        if (service === a && killed) return;
+        if (service === b && killed && n > 60) return;
+        try {
+          const created = await call(service, apiKey, 'POST', '/v1/applications', { ...APPROVABLE, applicant: { ...APPROVABLE.applicant, name: `Writer ${worker} #${n}` } });
+          if (created.status !== 201) continue;
+          const { mortgageId } = (await created.json()) as { mortgageId: string };
+          acknowledged.add(mortgageId);
+          const submitted = await call(service, apiKey, 'POST', `/v1/applications/${mortgageId}/submit`);
+          await submitted.arrayBuffer();
+        } catch {
+          return; // the instance died under this request: its outcome is unknown, either is fine
+        }
+        if (!killed && acknowledged.size >= 60) {
+          killed = true;
+          a.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all([writer(a, 1), writer(a, 2), writer(b, 3), writer(b, 4)]);
+    expect(killed).toBe(true);
+    expect(await a.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    // Every write either instance acknowledged is there, through the survivor.
+    const missing: string[] = [];
+    for (const mortgageId of acknowledged) {
+      if ((await call(b, apiKey, 'GET', `/v1/applications/${mortgageId}`)).status !== 200) missing.push(mortgageId);
+    }
+    expect(missing).toEqual([]);
+
+    // Every committed approval is delivered at least once: the killed instance's leases run out
+    // and the survivor sends them.
+    const committed = await eventIds("SELECT id FROM webhook_events WHERE type = 'application.approved' AND is_test = 0 AND occurred_at >= (SELECT created_at FROM webhook_endpoints LIMIT 1)");
+    expect(committed.length).toBeGreaterThan(0);
+    const deadline = Date.now() + 25_000;
+    let received = new Map<string, number>();
+    for (;;) {
+      received = new Map();
+      for (const d of receiver.deliveries) {
+        const id = String(d.headers['webhook-id']);
+        received.set(id, (received.get(id) ?? 0) + 1);
+      }
+      if (committed.every((id) => received.has(id)) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const undelivered = committed.filter((id) => !received.has(id));
+    const duplicates = [...received.values()].reduce((sum, n) => sum + n - 1, 0);
+    console.log(
+      `scale-out: ${acknowledged.size} acknowledged writes, all readable after SIGKILL; ${committed.length} committed events, ` +
+        `${committed.length - undelivered.length} delivered, ${duplicates} duplicate deliveries (at-least-once)`,
+    );
+    expect(undelivered).toEqual([]);
+  }, 90_000);
+});
+
+describe('rate limits shared by the instances', () => {
+  it('a key gets its limit once over both instances together', async () => {
+    const env = { RATE_LIMIT_PER_MINUTE: '20' };
+    const [a, b] = await Promise.all([instance(env), instance(env)]);
+    const run = await runAdmin(['account', 'create', '--name', 'Limited Lending', '--email', 'ops@limited.test', '--json'], {
+      dataDir: a.dataDir,
+      env: { DATABASE_URL: database.url },
+    });
+    expect(run.code).toBe(0);
+    const { apiKey } = JSON.parse(run.stdout) as { apiKey: string };
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await call(i % 2 === 0 ? a : b, apiKey, 'GET', '/v1/account')).status);
+    // A minute boundary may fall inside the run and start a new window: at least 20 and at most 40 pass.
+    const passed = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(passed).toBeGreaterThanOrEqual(20);
+    expect(passed).toBeLessThan(30);
+  }, 60_000);
+});
+
+async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function countEvents(sql: string): Promise<number> {
+  return withClient(async (client) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n));
+}
+
+function eventIds(sql: string): Promise<string[]> {
+  return withClient(async (client) => (await client.query<{ id: string }>(sql)).rows.map((r) => r.id));
+}
