@@ -2410,17 +2410,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The path exists but not with this method. The `Allow` header lists the methods it takes. */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description The request conflicts with the resource's current state, or a request with the same `Idempotency-Key` is still in progress. */
         Conflict: {
             headers: {
@@ -2675,11 +2664,6 @@ export interface components {
          * @example Bearer realm="mortgage-origination"
          */
         "WWW-Authenticate": string;
-        /**
-         * @description The methods the path accepts.
-         * @example GET
-         */
-        Allow: string;
     };
     pathItems: never;
 }
@@ -2759,7 +2743,6 @@ export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseNotFound = components['responses']['NotFound'];
-export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseLengthRequired = components['responses']['LengthRequired'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
@@ -2791,7 +2774,6 @@ export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderIdempotentReplayed = components['headers']['Idempotent-Replayed'];
 export type HeaderWwwAuthenticate = components['headers']['WWW-Authenticate'];
-export type HeaderAllow = components['headers']['Allow'];
 export type $defs = Record<string, never>;
 export interface operations {
     getAccount: {
