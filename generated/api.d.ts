@@ -804,7 +804,67 @@ export interface components {
              */
             instance?: string;
             /**
-             * @description A stable, machine-readable error code.
+             * @description A stable, machine-readable error code: branch on it, not on `title` or `detail`. Each code
+             *     has one status. The codes the service answers are below, and each error response lists
+             *     the ones it carries in `x-problem-codes`. Codes may be added (an additive change), so a
+             *     program must treat a code it does not know by its status.
+             *
+             *     | code | status | when |
+             *     |---|---|---|
+             *     | `validation_failed` | 400 | any operation: a body, parameter or header that does not match the schema (`errors[]` has a pointer per problem) |
+             *     | `malformed_json` | 400 | any operation taking JSON: the body is not valid JSON |
+             *     | `malformed_path` | 400 | any path with broken percent-encoding |
+             *     | `invalid_content_encoding` | 400 | a body whose `Content-Encoding` does not decode |
+             *     | `request_aborted` | 400 | the client closed the connection before the body arrived |
+             *     | `bad_request` | 400 | any other request the HTTP layer cannot read |
+             *     | `body_not_allowed` | 400 | a body sent to an operation that takes none |
+             *     | `body_too_deep` | 400 | a JSON body nested too deeply |
+             *     | `invalid_cursor` | 400 | every list: a `cursor` the list did not return |
+             *     | `unknown_format` | 400 | `exportMortgages`: a `format` the account does not have (`validFormats` lists those it has) |
+             *     | `unknown_fields` | 400 | `exportMortgages`: `fields` names an unknown field |
+             *     | `fields_not_supported` | 400 | `exportMortgages`: `fields` with a custom format |
+             *     | `invalid_date_range` | 400 | `exportMortgages`: `createdFrom` not before `createdTo` |
+             *     | `too_many_files` | 400 | `uploadDocument`: more than one file part |
+             *     | `too_many_fields` | 400 | `uploadDocument`: too many form fields |
+             *     | `empty_file` | 400 | `uploadDocument`: an empty file |
+             *     | `malformed_multipart` | 400 | `uploadDocument`: a multipart body that cannot be read |
+             *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
+             *     | `forbidden` | 403 | admin operations called with a member key |
+             *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
+             *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
+             *     | `invalid_transition` | 409 | the application actions (`submit`, `approve`, `decline`, `withdraw`): not allowed from `currentStatus` |
+             *     | `application_not_editable` | 409 | `updateApplication`: only a draft can be edited |
+             *     | `application_closed` | 409 | `uploadDocument`: the application takes no more documents |
+             *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
+             *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
+             *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`: the endpoint is disabled |
+             *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
+             *     | `idempotency_in_progress` | 409 | every `POST`: a request with the same `Idempotency-Key` is still running |
+             *     | `idempotency_outcome_unknown` | 409 | every `POST`: the first request with this key took effect but its response was not recorded |
+             *     | `idempotency_secret_withheld` | 409 | `POST`s answering a secret shown once: the first request succeeded; its secret is not replayed |
+             *     | `length_required` | 411 | `uploadDocument`: no `Content-Length` |
+             *     | `payload_too_large` | 413 | operations taking a body: larger than allowed |
+             *     | `unsupported_media_type` | 415 | operations taking a body: a content type they do not take (or a document that is not PDF, PNG or JPEG) |
+             *     | `idempotency_key_reused` | 422 | every `POST`: the `Idempotency-Key` was first used with another request |
+             *     | `amount_out_of_bounds` | 422 | `createQuote`: the amount is outside the rate sheet's bounds |
+             *     | `term_not_priced` | 422 | `createQuote`: no band of the rate sheet covers the term |
+             *     | `ltv_above_maximum` | 422 | `createQuote`: the loan-to-value ratio is above the sheet's maximum |
+             *     | `invalid_rate_sheet` | 422 | `updatePricing`: the sheet breaks its rules |
+             *     | `quote_not_found` | 422 | `createApplication`, `updateApplication`: `quoteId` names no quote of the account |
+             *     | `quote_mismatch` | 422 | `createApplication`, `updateApplication`: the quote is for another amount or term |
+             *     | `invalid_underwriting_rules` | 422 | `updateUnderwritingRules`: the rules contradict each other |
+             *     | `last_admin_key` | 422 | `revokeApiKey`: the account's last active admin key |
+             *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
+             *     | `too_many_formats` | 422 | `createExportFormat`: the account holds the most formats it may |
+             *     | `ambiguous_number_format` | 422 | `createExportFormat`, `replaceExportFormat`: the decimal and thousands separators clash |
+             *     | `webhook_url_not_allowed` | 422 | `createWebhook`, `updateWebhook`: not https, or a non-public host |
+             *     | `webhook_url_invalid` | 422 | `createWebhook`, `updateWebhook`: not an absolute URL, or too long |
+             *     | `unknown_event_type` | 422 | `createWebhook`, `updateWebhook`: an event name that is not one of the webhooks |
+             *     | `rate_limited` | 429 | every operation: the key (or the bank partner's tokens) used its requests for the minute |
+             *     | `verification_attempts_exceeded` | 429 | `verifyBankDetails`: too many failed verifications in the last hour |
+             *     | `internal_error` | 500 | every operation: a failure of the service's own |
+             *     | `bank_partner_unavailable` | 502 | `verifyBankDetails`: the bank partner could not be reached or kept failing |
+             *     | `bank_partner_invalid_response` | 502 | `verifyBankDetails`: the bank partner answered outside its contract |
              * @example validation_failed
              */
             code: string;
@@ -1271,8 +1331,81 @@ export interface components {
              */
             lockPeriodDays: number;
         };
+        /**
+         * @description An account's pricing: what every quote of the account is priced from. A quote's rate is the
+         *     base rate of its term plus the adjustment of its loan-to-value band (when a property value is
+         *     given) plus the adjustment of its credit-score band (when a credit score is given).
+         *
+         *     Rules a sheet must keep (else `422 invalid_rate_sheet` with a pointer per problem): term bands
+         *     do not overlap (a term no band covers is not priced: quotes for it get `422 term_not_priced`);
+         *     LTV bands start at 0, follow each other without gap or overlap (each `aboveLtv` equals the
+         *     previous `upToLtv`) and reach at least `maxLtv`; credit-score bands cover 300 to 850 without gap
+         *     or overlap; no combination of a base rate and adjustments is negative; `minAmount` ≤ `maxAmount`;
+         *     fee names are unique and `origination` is reserved; the prepaid finance charges leave a positive
+         *     amount financed at `minAmount`. Rates and percentages have at most three decimals, money at most
+         *     two (else `400`).
+         */
+        RateSheetInput: {
+            /** @description The annual note rate by loan term, one entry per band of whole years. */
+            baseRates: components["schemas"]["RateSheetTermRateInput"][];
+            /** @description Rate adjustments by loan-to-value band, in ascending order. */
+            ltvAdjustments: components["schemas"]["RateSheetLtvBandInput"][];
+            /** @description Rate adjustments by credit-score band, in ascending order, covering 300 to 850. */
+            creditScoreAdjustments: components["schemas"]["RateSheetCreditScoreBandInput"][];
+            /**
+             * @description The highest loan-to-value ratio quoted, in percent; above it a quote gets `422 ltv_above_maximum`.
+             * @example 97
+             */
+            maxLtv: number;
+            /**
+             * @description The smallest loan amount quoted, in major units; below it `422 amount_out_of_bounds`.
+             * @example 1000
+             */
+            minAmount: number;
+            /**
+             * @description The largest loan amount quoted, in major units; above it `422 amount_out_of_bounds`.
+             * @example 50000000
+             */
+            maxAmount: number;
+            /**
+             * @description The origination fee as a percentage of the loan amount (rounded half-up to the cent). It is
+             *     always a prepaid finance charge (Regulation Z § 1026.4) and appears in a quote's fees as `origination`.
+             * @example 1
+             */
+            originationFeePercent: number;
+            /** @description Fixed fees charged on every loan. */
+            flatFees: components["schemas"]["FeeInput"][];
+            /**
+             * @description How long a quote stays valid after it is made (`expiresAt`).
+             * @example 30
+             */
+            quoteValidityDays: number;
+            /**
+             * @description How long the quoted rate is held once the borrower locks it.
+             * @example 30
+             */
+            lockPeriodDays: number;
+        };
         /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
         RateSheetTermRate: {
+            /**
+             * @description The shortest term of the band, in years.
+             * @example 21
+             */
+            minTermYears: number;
+            /**
+             * @description The longest term of the band, in years.
+             * @example 30
+             */
+            maxTermYears: number;
+            /**
+             * @description The annual base rate in percent, at most three decimals.
+             * @example 6.5
+             */
+            rate: number;
+        };
+        /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
+        RateSheetTermRateInput: {
             /**
              * @description The shortest term of the band, in years.
              * @example 21
@@ -1311,6 +1444,28 @@ export interface components {
              */
             adjustment: number;
         };
+        /**
+         * @description The rate adjustment for loan-to-value ratios above `aboveLtv` up to and including `upToLtv`
+         *     (the first band also includes 0). LTV is the amount over the property value, in percent,
+         *     rounded half-up to three decimals.
+         */
+        RateSheetLtvBandInput: {
+            /**
+             * @description The band's lower bound (excluded), in percent.
+             * @example 80
+             */
+            aboveLtv: number;
+            /**
+             * @description The band's upper bound (included), in percent.
+             * @example 90
+             */
+            upToLtv: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
         /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
         RateSheetCreditScoreBand: {
             /**
@@ -1329,8 +1484,44 @@ export interface components {
              */
             adjustment: number;
         };
+        /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
+        RateSheetCreditScoreBandInput: {
+            /**
+             * @description The band's lowest score.
+             * @example 680
+             */
+            minScore: number;
+            /**
+             * @description The band's highest score.
+             * @example 739
+             */
+            maxScore: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
         /** @description A fee charged on the loan, and whether it is a prepaid finance charge (Regulation Z § 1026.4), which lowers the amount financed and so raises the APR. */
         Fee: {
+            /**
+             * @description The fee's identifier, lowercase with underscores.
+             * @example appraisal
+             */
+            name: string;
+            /**
+             * @description The fee in major units, at most two decimals.
+             * @example 650
+             */
+            amount: number;
+            /**
+             * @description True when the fee is a prepaid finance charge, paid at closing and counted in the APR.
+             * @example false
+             */
+            prepaidFinanceCharge: boolean;
+        };
+        /** @description A fee charged on the loan, and whether it is a prepaid finance charge (Regulation Z § 1026.4), which lowers the amount financed and so raises the APR. */
+        FeeInput: {
             /**
              * @description The fee's identifier, lowercase with underscores.
              * @example appraisal
@@ -2209,7 +2400,7 @@ export interface components {
              * @example Monthly funding report for the warehouse lender
              */
             description?: string | null;
-            csv?: components["schemas"]["CsvFormatOptions"];
+            csv?: components["schemas"]["CsvFormatOptionsInput"];
         };
         /**
          * @description Everything of a custom export format but its name, which stays. Options left out return to
@@ -2222,7 +2413,7 @@ export interface components {
              * @example Monthly funding report for the warehouse lender
              */
             description?: string | null;
-            csv?: components["schemas"]["CsvFormatOptions"];
+            csv?: components["schemas"]["CsvFormatOptionsInput"];
         };
         /**
          * @description How a custom CSV format writes records. Every option has a default (given with it), so `{}`
@@ -2283,8 +2474,76 @@ export interface components {
              */
             byteOrderMark?: boolean;
         };
+        /**
+         * @description How a custom CSV format writes records. Every option has a default (given with it), so `{}`
+         *     is the built-in `csv`. Quoting follows RFC 4180 whatever the options, and text cells that a
+         *     spreadsheet would run as a formula are prefixed with `'` (OWASP CSV injection).
+         */
+        CsvFormatOptionsInput: {
+            /**
+             * @description The character between cells; `,` by default.
+             * @example ;
+             * @enum {string}
+             */
+            delimiter?: "," | ";" | "\t" | "|";
+            /**
+             * @description Whether the first line names the columns; true by default.
+             * @example true
+             */
+            includeHeader?: boolean;
+            /**
+             * @description The columns, in order. When absent: every field of the export record, in the order of
+             *     `ExportFieldName`, each headed by its name.
+             */
+            columns?: components["schemas"]["CsvColumnInput"][];
+            /**
+             * @description How timestamps are written: `iso8601` `2026-11-21T18:30:00.000Z`, `date` `2026-11-21`,
+             *     `dateTime` `2026-11-21 18:30:00` (UTC), `unixSeconds` `1795285800`. `iso8601` by default.
+             * @example date
+             * @enum {string}
+             */
+            dateFormat?: "iso8601" | "date" | "dateTime" | "unixSeconds";
+            /**
+             * @description The decimal separator of amounts; `.` by default.
+             * @example ,
+             * @enum {string}
+             */
+            decimalSeparator?: "." | ",";
+            /**
+             * @description The separator between groups of three digits of amounts; none by default. Must differ from `decimalSeparator`.
+             * @example .
+             * @enum {string}
+             */
+            thousandsSeparator?: "" | "," | "." | " " | "'";
+            /**
+             * @description `minimal` writes `350000` and `1234.5` (as JSON does); `two` writes `350000.00` and `1234.50`. `minimal` by default.
+             * @example two
+             * @enum {string}
+             */
+            moneyDecimals?: "minimal" | "two";
+            /**
+             * @description How yes/no fields are written, `true`/`false` (the default), `yes`/`no` or `1`/`0`.
+             * @example yesNo
+             * @enum {string}
+             */
+            booleanFormat?: "trueFalse" | "yesNo" | "oneZero";
+            /**
+             * @description Start the file with a UTF-8 byte order mark, which some spreadsheet programs need to read non-Latin letters; false by default.
+             * @example false
+             */
+            byteOrderMark?: boolean;
+        };
         /** @description One column of a custom CSV format. */
         CsvColumn: {
+            field: components["schemas"]["ExportFieldName"];
+            /**
+             * @description The column's header; the field name when absent.
+             * @example Loan amount
+             */
+            header?: string;
+        };
+        /** @description One column of a custom CSV format. */
+        CsvColumnInput: {
             field: components["schemas"]["ExportFieldName"];
             /**
              * @description The column's header; the field name when absent.
@@ -2373,6 +2632,8 @@ export interface components {
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2384,6 +2645,8 @@ export interface components {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2394,6 +2657,8 @@ export interface components {
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2404,6 +2669,8 @@ export interface components {
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2414,6 +2681,8 @@ export interface components {
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2424,6 +2693,8 @@ export interface components {
         LengthRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2434,6 +2705,8 @@ export interface components {
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2444,6 +2717,8 @@ export interface components {
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2454,6 +2729,8 @@ export interface components {
         UnprocessableContent: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2474,12 +2751,31 @@ export interface components {
             };
         };
         /**
+         * @description Something failed on the service's side, through nothing the request did: nothing is to be
+         *     changed in the request. Retry later (a `POST` with the same `Idempotency-Key`, so that it takes
+         *     effect at most once) and quote `requestId` to support if it persists. No stack trace or
+         *     internal detail is ever sent.
+         */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The request breaks a business rule; `code` says which. For a webhook URL: `webhook_url_not_allowed`
          *     (not https, or a host that is or resolves to a non-public address) or `webhook_url_invalid`.
          */
         WebhookUrlNotAllowed: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2493,6 +2789,8 @@ export interface components {
         WebhookStateConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2507,6 +2805,8 @@ export interface components {
         InvalidTransition: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2524,6 +2824,8 @@ export interface components {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2540,6 +2842,8 @@ export interface components {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2640,12 +2944,12 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description The caller's current quota (IETF draft-ietf-httpapi-ratelimit-headers), remaining requests `r` and seconds to reset `t`.
+         * @description The caller's current quota (IETF draft-ietf-httpapi-ratelimit-headers), remaining requests `r` and seconds to reset `t`. Sent on every response to a request whose credential was recognised, whatever its status, while rate limiting is on (`RATE_LIMIT_PER_MINUTE` above 0).
          * @example "default";r=1187;t=48
          */
         RateLimit: string;
         /**
-         * @description The rate limit policy applied to the API key, `q` requests per `w` seconds.
+         * @description The rate limit policy applied to the API key (or the bank partner's tokens), `q` requests per `w` seconds. Sent with `RateLimit`.
          * @example "default";q=1200;w=60
          */
         "RateLimit-Policy": string;
@@ -2688,10 +2992,15 @@ export type SchemaAmortizationSchedule = components['schemas']['AmortizationSche
 export type SchemaAmortizationRow = components['schemas']['AmortizationRow'];
 export type SchemaPricingSettings = components['schemas']['PricingSettings'];
 export type SchemaRateSheet = components['schemas']['RateSheet'];
+export type SchemaRateSheetInput = components['schemas']['RateSheetInput'];
 export type SchemaRateSheetTermRate = components['schemas']['RateSheetTermRate'];
+export type SchemaRateSheetTermRateInput = components['schemas']['RateSheetTermRateInput'];
 export type SchemaRateSheetLtvBand = components['schemas']['RateSheetLtvBand'];
+export type SchemaRateSheetLtvBandInput = components['schemas']['RateSheetLtvBandInput'];
 export type SchemaRateSheetCreditScoreBand = components['schemas']['RateSheetCreditScoreBand'];
+export type SchemaRateSheetCreditScoreBandInput = components['schemas']['RateSheetCreditScoreBandInput'];
 export type SchemaFee = components['schemas']['Fee'];
+export type SchemaFeeInput = components['schemas']['FeeInput'];
 export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
 export type SchemaWebhookEventName = components['schemas']['WebhookEventName'];
 export type SchemaWebhookEndpointId = components['schemas']['WebhookEndpointId'];
@@ -2733,7 +3042,9 @@ export type SchemaExportFormatList = components['schemas']['ExportFormatList'];
 export type SchemaExportFormatCreateRequest = components['schemas']['ExportFormatCreateRequest'];
 export type SchemaExportFormatReplaceRequest = components['schemas']['ExportFormatReplaceRequest'];
 export type SchemaCsvFormatOptions = components['schemas']['CsvFormatOptions'];
+export type SchemaCsvFormatOptionsInput = components['schemas']['CsvFormatOptionsInput'];
 export type SchemaCsvColumn = components['schemas']['CsvColumn'];
+export type SchemaCsvColumnInput = components['schemas']['CsvColumnInput'];
 export type SchemaBankAccountNumber = components['schemas']['BankAccountNumber'];
 export type SchemaBankVerificationRequest = components['schemas']['BankVerificationRequest'];
 export type SchemaBankVerification = components['schemas']['BankVerification'];
@@ -2749,6 +3060,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
@@ -2789,6 +3101,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3112,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listApiKeys: {
@@ -2824,6 +3139,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2834,6 +3151,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createApiKey: {
@@ -2865,6 +3183,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2880,6 +3200,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     revokeApiKey: {
@@ -2901,6 +3222,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2913,6 +3236,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createQuote: {
@@ -2944,6 +3268,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2958,6 +3284,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getQuote: {
@@ -2979,6 +3306,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3318,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getQuoteSchedule: {
@@ -3010,6 +3340,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3021,6 +3353,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPricing: {
@@ -3036,6 +3369,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3046,6 +3381,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePricing: {
@@ -3058,7 +3394,7 @@ export interface operations {
         /** @description The complete new rate sheet. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RateSheet"];
+                "application/json": components["schemas"]["RateSheetInput"];
             };
         };
         responses: {
@@ -3066,6 +3402,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3079,6 +3417,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWebhooks: {
@@ -3105,6 +3444,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3114,6 +3455,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createWebhook: {
@@ -3145,6 +3487,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3160,6 +3504,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getWebhook: {
@@ -3181,6 +3526,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3191,6 +3538,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteWebhook: {
@@ -3212,6 +3560,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3221,6 +3571,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateWebhook: {
@@ -3247,6 +3598,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3261,6 +3614,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     rotateWebhookSecret: {
@@ -3293,6 +3647,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3307,6 +3663,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     sendTestWebhookEvent: {
@@ -3344,6 +3701,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3360,6 +3719,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listWebhookDeliveries: {
@@ -3392,6 +3752,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3402,6 +3764,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     retryWebhookDelivery: {
@@ -3439,6 +3802,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3453,6 +3818,7 @@ export interface operations {
             409: components["responses"]["WebhookStateConflict"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listApplications: {
@@ -3484,6 +3850,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3493,6 +3861,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createApplication: {
@@ -3524,6 +3893,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3538,6 +3909,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getApplication: {
@@ -3559,6 +3931,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3569,6 +3943,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateApplication: {
@@ -3595,6 +3970,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3609,6 +3986,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     submitApplication: {
@@ -3641,6 +4019,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3654,6 +4034,7 @@ export interface operations {
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     approveApplication: {
@@ -3691,6 +4072,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3707,6 +4090,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     declineApplication: {
@@ -3744,6 +4128,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3760,6 +4146,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     withdrawApplication: {
@@ -3792,6 +4179,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3805,6 +4194,7 @@ export interface operations {
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listDocuments: {
@@ -3837,6 +4227,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3847,6 +4239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     uploadDocument: {
@@ -3884,6 +4277,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3900,6 +4295,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     downloadDocument: {
@@ -3926,6 +4322,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /**
                      * @description `attachment`, with a file name made of the document id and the type's extension.
                      * @example attachment; filename="doc-01jdz8m2a7c4e6g8j0k2m4p6r8.pdf"
@@ -3948,6 +4346,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getUnderwritingRules: {
@@ -3963,6 +4362,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3973,6 +4374,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateUnderwritingRules: {
@@ -3993,6 +4395,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4006,6 +4410,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     exportMortgages: {
@@ -4056,6 +4461,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /**
                      * @description Asks a browser to save the response as a file, and names it.
                      * @example attachment; filename="mortgages-2026-11-21.csv"
@@ -4065,7 +4472,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MortgageExport"];
-                    "application/x-ndjson": unknown;
+                    "application/x-ndjson": string;
                     "text/csv": string;
                     "application/xml": string;
                 };
@@ -4073,6 +4480,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listExportFormats: {
@@ -4099,6 +4507,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4108,6 +4518,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createExportFormat: {
@@ -4139,6 +4550,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -4154,6 +4567,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getExportFormat: {
@@ -4175,6 +4589,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4185,6 +4601,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     replaceExportFormat: {
@@ -4211,6 +4628,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4225,6 +4644,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteExportFormat: {
@@ -4246,6 +4666,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4255,6 +4677,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     verifyBankDetails: {
@@ -4283,6 +4706,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4296,6 +4721,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["BankVerificationAttemptsExceeded"];
+            500: components["responses"]["InternalError"];
             502: components["responses"]["BankPartnerFailed"];
         };
     };
