@@ -82,7 +82,8 @@ export async function checkResponse(method: string, url: string, response: Respo
   if (!media) {
     throw new ContractViolation(`${where}: content type "${contentType}" is not declared (declared: ${Object.keys(declared.content).join(', ')})`);
   }
-  if (!contentType.endsWith('json') || !media.schema) return;
+  // One JSON document: application/json or a +json type. NDJSON (application/x-ndjson) is many, typed as a string.
+  if (!(contentType === 'application/json' || contentType.endsWith('+json')) || !media.schema) return;
   const body = await response.clone().json();
   const validate = validatorFor(`${op.operationId} ${response.status} ${contentType}`, media.schema);
   if (!validate(body)) {
