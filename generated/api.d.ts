@@ -832,7 +832,73 @@ export interface components {
              */
             instance?: string;
             /**
-             * @description A stable, machine-readable error code.
+             * @description A stable, machine-readable error code: branch on it, not on `title` or `detail`. Each code
+             *     has one status. The codes the service answers are below, and each error response lists
+             *     the ones it carries in `x-problem-codes`. Codes may be added (an additive change), so a
+             *     program must treat a code it does not know by its status.
+             *
+             *     | code | status | when |
+             *     |---|---|---|
+             *     | `validation_failed` | 400 | any operation: a body, parameter or header that does not match the schema (`errors[]` has a pointer per problem) |
+             *     | `malformed_json` | 400 | any operation taking JSON: the body is not valid JSON |
+             *     | `malformed_path` | 400 | any path with broken percent-encoding |
+             *     | `invalid_content_encoding` | 400 | a body whose `Content-Encoding` does not decode |
+             *     | `request_aborted` | 400 | the client closed the connection before the body arrived |
+             *     | `bad_request` | 400 | any other request the HTTP layer cannot read |
+             *     | `body_not_allowed` | 400 | a body sent to an operation that takes none |
+             *     | `body_too_deep` | 400 | a JSON body nested too deeply |
+             *     | `invalid_cursor` | 400 | every list: a `cursor` the list did not return |
+             *     | `unknown_format` | 400 | `exportMortgages`: a `format` the account does not have (`validFormats` lists those it has) |
+             *     | `unknown_fields` | 400 | `exportMortgages`: `fields` names an unknown field |
+             *     | `fields_not_supported` | 400 | `exportMortgages`: `fields` with a custom format |
+             *     | `invalid_date_range` | 400 | `exportMortgages`: `createdFrom` not before `createdTo` |
+             *     | `too_many_files` | 400 | `uploadDocument`: more than one file part |
+             *     | `too_many_fields` | 400 | `uploadDocument`: too many form fields |
+             *     | `empty_file` | 400 | `uploadDocument`: an empty file |
+             *     | `malformed_multipart` | 400 | `uploadDocument`: a multipart body that cannot be read |
+             *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
+             *     | `forbidden` | 403 | admin operations called with a member key |
+             *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
+             *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
+             *     | `invalid_transition` | 409 | the application actions (`submit`, `approve`, `decline`, `withdraw`): not allowed from `currentStatus` |
+             *     | `application_not_editable` | 409 | `updateApplication`: only a draft can be edited |
+             *     | `application_closed` | 409 | `uploadDocument`: the application takes no more documents |
+             *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
+             *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
+             *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`: the endpoint is disabled |
+             *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
+             *     | `idempotency_in_progress` | 409 | every `POST`: a request with the same `Idempotency-Key` is still running |
+             *     | `webhook_url_already_registered` | 409 | `createWebhook`, `updateWebhook`: another endpoint of the account has this URL (`existingWebhookId`) |
+             *     | `idempotency_outcome_unknown` | 409 | every `POST`: the first request with this key took effect but its response was not recorded |
+             *     | `idempotency_secret_withheld` | 409 | `POST`s answering a secret shown once: the first request succeeded; its secret is not replayed |
+             *     | `length_required` | 411 | `uploadDocument`: no `Content-Length` |
+             *     | `payload_too_large` | 413 | operations taking a body: larger than allowed |
+             *     | `unsupported_media_type` | 415 | operations taking a body: a content type they do not take (or a document that is not PDF, PNG or JPEG) |
+             *     | `idempotency_key_reused` | 422 | every `POST`: the `Idempotency-Key` was first used with another request |
+             *     | `amount_out_of_bounds` | 422 | `createQuote`: the amount is outside the rate sheet's bounds |
+             *     | `term_not_priced` | 422 | `createQuote`: no band of the rate sheet covers the term |
+             *     | `ltv_above_maximum` | 422 | `createQuote`: the loan-to-value ratio is above the sheet's maximum |
+             *     | `invalid_rate_sheet` | 422 | `updatePricing`: the sheet breaks its rules |
+             *     | `quote_not_found` | 422 | `createApplication`, `updateApplication`: `quoteId` names no quote of the account |
+             *     | `quote_mismatch` | 422 | `createApplication`, `updateApplication`: the quote is for another amount or term |
+             *     | `invalid_underwriting_rules` | 422 | `updateUnderwritingRules`: the rules contradict each other |
+             *     | `last_admin_key` | 422 | `revokeApiKey`: the account's last active admin key |
+             *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
+             *     | `too_many_formats` | 422 | `createExportFormat`: the account holds the most formats it may |
+             *     | `ambiguous_number_format` | 422 | `createExportFormat`, `replaceExportFormat`: the decimal and thousands separators clash |
+             *     | `webhook_url_not_allowed` | 422 | `createWebhook`, `updateWebhook`: not https, or a non-public host |
+             *     | `webhook_url_invalid` | 422 | `createWebhook`, `updateWebhook`: not an absolute URL, or too long |
+             *     | `unknown_event_type` | 422 | `createWebhook`, `updateWebhook`: an event name that is not one of the webhooks |
+             *     | `webhook_endpoint_limit_reached` | 422 | `createWebhook`: the account has as many endpoints as it may register (`limit`) |
+             *     | `api_key_limit_reached` | 422 | `createApiKey`: the account holds as many active keys as it may (`limit`) |
+             *     | `rate_limited` | 429 | every operation: the key (or the bank partner's tokens) used its requests for the minute |
+             *     | `verification_attempts_exceeded` | 429 | `verifyBankDetails`: too many failed verifications in the last hour |
+             *     | `bank_token_failures_exceeded` | 429 | `verifyBankDetails`: this client address sent too many tokens that failed authentication this minute |
+             *     | `bank_partner_refusals_exceeded` | 429 | `verifyBankDetails`: the `http` partner refused too many tokens this minute, all clients together |
+             *     | `internal_error` | 500 | every operation: a failure of the service's own |
+             *     | `bank_partner_unavailable` | 502 | `verifyBankDetails`: the bank partner could not be reached or kept failing |
+             *     | `bank_partner_invalid_response` | 502 | `verifyBankDetails`: the bank partner answered outside its contract |
+             *     | `storage_unavailable` | 503 | every operation that writes: the disk refused a write; reads still answer, and it heals by itself |
              * @example validation_failed
              */
             code: string;
@@ -1316,8 +1382,81 @@ export interface components {
              */
             lockPeriodDays: number;
         };
+        /**
+         * @description An account's pricing: what every quote of the account is priced from. A quote's rate is the
+         *     base rate of its term plus the adjustment of its loan-to-value band (when a property value is
+         *     given) plus the adjustment of its credit-score band (when a credit score is given).
+         *
+         *     Rules a sheet must keep (else `422 invalid_rate_sheet` with a pointer per problem): term bands
+         *     do not overlap (a term no band covers is not priced: quotes for it get `422 term_not_priced`);
+         *     LTV bands start at 0, follow each other without gap or overlap (each `aboveLtv` equals the
+         *     previous `upToLtv`) and reach at least `maxLtv`; credit-score bands cover 300 to 850 without gap
+         *     or overlap; no combination of a base rate and adjustments is negative; `minAmount` ≤ `maxAmount`;
+         *     fee names are unique and `origination` is reserved; the prepaid finance charges leave a positive
+         *     amount financed at `minAmount`. Rates and percentages have at most three decimals, money at most
+         *     two (else `400`).
+         */
+        RateSheetInput: {
+            /** @description The annual note rate by loan term, one entry per band of whole years. */
+            baseRates: components["schemas"]["RateSheetTermRateInput"][];
+            /** @description Rate adjustments by loan-to-value band, in ascending order. */
+            ltvAdjustments: components["schemas"]["RateSheetLtvBandInput"][];
+            /** @description Rate adjustments by credit-score band, in ascending order, covering 300 to 850. */
+            creditScoreAdjustments: components["schemas"]["RateSheetCreditScoreBandInput"][];
+            /**
+             * @description The highest loan-to-value ratio quoted, in percent; above it a quote gets `422 ltv_above_maximum`.
+             * @example 97
+             */
+            maxLtv: number;
+            /**
+             * @description The smallest loan amount quoted, in major units; below it `422 amount_out_of_bounds`.
+             * @example 1000
+             */
+            minAmount: number;
+            /**
+             * @description The largest loan amount quoted, in major units; above it `422 amount_out_of_bounds`.
+             * @example 50000000
+             */
+            maxAmount: number;
+            /**
+             * @description The origination fee as a percentage of the loan amount (rounded half-up to the cent). It is
+             *     always a prepaid finance charge (Regulation Z § 1026.4) and appears in a quote's fees as `origination`.
+             * @example 1
+             */
+            originationFeePercent: number;
+            /** @description Fixed fees charged on every loan. */
+            flatFees: components["schemas"]["FeeInput"][];
+            /**
+             * @description How long a quote stays valid after it is made (`expiresAt`).
+             * @example 30
+             */
+            quoteValidityDays: number;
+            /**
+             * @description How long the quoted rate is held once the borrower locks it.
+             * @example 30
+             */
+            lockPeriodDays: number;
+        };
         /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
         RateSheetTermRate: {
+            /**
+             * @description The shortest term of the band, in years.
+             * @example 21
+             */
+            minTermYears: number;
+            /**
+             * @description The longest term of the band, in years.
+             * @example 30
+             */
+            maxTermYears: number;
+            /**
+             * @description The annual base rate in percent, at most three decimals.
+             * @example 6.5
+             */
+            rate: number;
+        };
+        /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
+        RateSheetTermRateInput: {
             /**
              * @description The shortest term of the band, in years.
              * @example 21
@@ -1356,6 +1495,28 @@ export interface components {
              */
             adjustment: number;
         };
+        /**
+         * @description The rate adjustment for loan-to-value ratios above `aboveLtv` up to and including `upToLtv`
+         *     (the first band also includes 0). LTV is the amount over the property value, in percent,
+         *     rounded half-up to three decimals.
+         */
+        RateSheetLtvBandInput: {
+            /**
+             * @description The band's lower bound (excluded), in percent.
+             * @example 80
+             */
+            aboveLtv: number;
+            /**
+             * @description The band's upper bound (included), in percent.
+             * @example 90
+             */
+            upToLtv: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
         /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
         RateSheetCreditScoreBand: {
             /**
@@ -1374,8 +1535,44 @@ export interface components {
              */
             adjustment: number;
         };
+        /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
+        RateSheetCreditScoreBandInput: {
+            /**
+             * @description The band's lowest score.
+             * @example 680
+             */
+            minScore: number;
+            /**
+             * @description The band's highest score.
+             * @example 739
+             */
+            maxScore: number;
+            /**
+             * @description Added to the base rate, in percentage points (negative lowers it), at most three decimals.
+             * @example 0.25
+             */
+            adjustment: number;
+        };
         /** @description A fee charged on the loan, and whether it is a prepaid finance charge (Regulation Z § 1026.4), which lowers the amount financed and so raises the APR. */
         Fee: {
+            /**
+             * @description The fee's identifier, lowercase with underscores.
+             * @example appraisal
+             */
+            name: string;
+            /**
+             * @description The fee in major units, at most two decimals.
+             * @example 650
+             */
+            amount: number;
+            /**
+             * @description True when the fee is a prepaid finance charge, paid at closing and counted in the APR.
+             * @example false
+             */
+            prepaidFinanceCharge: boolean;
+        };
+        /** @description A fee charged on the loan, and whether it is a prepaid finance charge (Regulation Z § 1026.4), which lowers the amount financed and so raises the APR. */
+        FeeInput: {
             /**
              * @description The fee's identifier, lowercase with underscores.
              * @example appraisal
@@ -2254,7 +2451,7 @@ export interface components {
              * @example Monthly funding report for the warehouse lender
              */
             description?: string | null;
-            csv?: components["schemas"]["CsvFormatOptions"];
+            csv?: components["schemas"]["CsvFormatOptionsInput"];
         };
         /**
          * @description Everything of a custom export format but its name, which stays. Options left out return to
@@ -2267,7 +2464,7 @@ export interface components {
              * @example Monthly funding report for the warehouse lender
              */
             description?: string | null;
-            csv?: components["schemas"]["CsvFormatOptions"];
+            csv?: components["schemas"]["CsvFormatOptionsInput"];
         };
         /**
          * @description How a custom CSV format writes records. Every option has a default (given with it), so `{}`
@@ -2328,8 +2525,76 @@ export interface components {
              */
             byteOrderMark?: boolean;
         };
+        /**
+         * @description How a custom CSV format writes records. Every option has a default (given with it), so `{}`
+         *     is the built-in `csv`. Quoting follows RFC 4180 whatever the options, and text cells that a
+         *     spreadsheet would run as a formula are prefixed with `'` (OWASP CSV injection).
+         */
+        CsvFormatOptionsInput: {
+            /**
+             * @description The character between cells; `,` by default.
+             * @example ;
+             * @enum {string}
+             */
+            delimiter?: "," | ";" | "\t" | "|";
+            /**
+             * @description Whether the first line names the columns; true by default.
+             * @example true
+             */
+            includeHeader?: boolean;
+            /**
+             * @description The columns, in order. When absent: every field of the export record, in the order of
+             *     `ExportFieldName`, each headed by its name.
+             */
+            columns?: components["schemas"]["CsvColumnInput"][];
+            /**
+             * @description How timestamps are written: `iso8601` `2026-11-21T18:30:00.000Z`, `date` `2026-11-21`,
+             *     `dateTime` `2026-11-21 18:30:00` (UTC), `unixSeconds` `1795285800`. `iso8601` by default.
+             * @example date
+             * @enum {string}
+             */
+            dateFormat?: "iso8601" | "date" | "dateTime" | "unixSeconds";
+            /**
+             * @description The decimal separator of amounts; `.` by default.
+             * @example ,
+             * @enum {string}
+             */
+            decimalSeparator?: "." | ",";
+            /**
+             * @description The separator between groups of three digits of amounts; none by default. Must differ from `decimalSeparator`.
+             * @example .
+             * @enum {string}
+             */
+            thousandsSeparator?: "" | "," | "." | " " | "'";
+            /**
+             * @description `minimal` writes `350000` and `1234.5` (as JSON does); `two` writes `350000.00` and `1234.50`. `minimal` by default.
+             * @example two
+             * @enum {string}
+             */
+            moneyDecimals?: "minimal" | "two";
+            /**
+             * @description How yes/no fields are written, `true`/`false` (the default), `yes`/`no` or `1`/`0`.
+             * @example yesNo
+             * @enum {string}
+             */
+            booleanFormat?: "trueFalse" | "yesNo" | "oneZero";
+            /**
+             * @description Start the file with a UTF-8 byte order mark, which some spreadsheet programs need to read non-Latin letters; false by default.
+             * @example false
+             */
+            byteOrderMark?: boolean;
+        };
         /** @description One column of a custom CSV format. */
         CsvColumn: {
+            field: components["schemas"]["ExportFieldName"];
+            /**
+             * @description The column's header; the field name when absent.
+             * @example Loan amount
+             */
+            header?: string;
+        };
+        /** @description One column of a custom CSV format. */
+        CsvColumnInput: {
             field: components["schemas"]["ExportFieldName"];
             /**
              * @description The column's header; the field name when absent.
@@ -2418,6 +2683,8 @@ export interface components {
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2429,6 +2696,8 @@ export interface components {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2439,6 +2708,8 @@ export interface components {
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2449,17 +2720,8 @@ export interface components {
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The path exists but not with this method. The `Allow` header lists the methods it takes. */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2470,6 +2732,8 @@ export interface components {
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2480,6 +2744,8 @@ export interface components {
         LengthRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2490,6 +2756,8 @@ export interface components {
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2500,6 +2768,8 @@ export interface components {
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2510,6 +2780,8 @@ export interface components {
         UnprocessableContent: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2530,6 +2802,40 @@ export interface components {
             };
         };
         /**
+         * @description Something failed on the service's side, through nothing the request did: nothing is to be
+         *     changed in the request. Retry later (a `POST` with the same `Idempotency-Key`, so that it takes
+         *     effect at most once) and quote `requestId` to support if it persists. No stack trace or
+         *     internal detail is ever sent.
+         */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The service cannot store changes right now (its disk refused a write); nothing was changed and
+         *     reads still answer. It heals by itself: retry after `Retry-After` seconds (a `POST` with the same
+         *     `Idempotency-Key`, so that it takes effect at most once).
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description `webhook_url_already_registered`: another endpoint of the account already has this URL
          *     (`existingWebhookId` names it; change its events instead of registering the URL twice). On
          *     `POST`, also a request with the same `Idempotency-Key` still in progress, or one whose secret
@@ -2538,6 +2844,8 @@ export interface components {
         WebhookConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2553,6 +2861,8 @@ export interface components {
         WebhookUrlNotAllowed: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2566,6 +2876,8 @@ export interface components {
         WebhookStateConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2580,6 +2892,8 @@ export interface components {
         InvalidTransition: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2602,6 +2916,8 @@ export interface components {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2618,6 +2934,8 @@ export interface components {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -2718,12 +3036,12 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description The caller's current quota (IETF draft-ietf-httpapi-ratelimit-headers), remaining requests `r` and seconds to reset `t`.
+         * @description The caller's current quota (IETF draft-ietf-httpapi-ratelimit-headers), remaining requests `r` and seconds to reset `t`. Sent on every response to a request whose credential was recognised, whatever its status, while rate limiting is on (`RATE_LIMIT_PER_MINUTE` above 0).
          * @example "default";r=1187;t=48
          */
         RateLimit: string;
         /**
-         * @description The rate limit policy applied to the API key, `q` requests per `w` seconds.
+         * @description The rate limit policy applied to the API key (or the bank partner's tokens), `q` requests per `w` seconds. Sent with `RateLimit`.
          * @example "default";q=1200;w=60
          */
         "RateLimit-Policy": string;
@@ -2742,11 +3060,6 @@ export interface components {
          * @example Bearer realm="mortgage-origination"
          */
         "WWW-Authenticate": string;
-        /**
-         * @description The methods the path accepts.
-         * @example GET
-         */
-        Allow: string;
     };
     pathItems: never;
 }
@@ -2771,10 +3084,15 @@ export type SchemaAmortizationSchedule = components['schemas']['AmortizationSche
 export type SchemaAmortizationRow = components['schemas']['AmortizationRow'];
 export type SchemaPricingSettings = components['schemas']['PricingSettings'];
 export type SchemaRateSheet = components['schemas']['RateSheet'];
+export type SchemaRateSheetInput = components['schemas']['RateSheetInput'];
 export type SchemaRateSheetTermRate = components['schemas']['RateSheetTermRate'];
+export type SchemaRateSheetTermRateInput = components['schemas']['RateSheetTermRateInput'];
 export type SchemaRateSheetLtvBand = components['schemas']['RateSheetLtvBand'];
+export type SchemaRateSheetLtvBandInput = components['schemas']['RateSheetLtvBandInput'];
 export type SchemaRateSheetCreditScoreBand = components['schemas']['RateSheetCreditScoreBand'];
+export type SchemaRateSheetCreditScoreBandInput = components['schemas']['RateSheetCreditScoreBandInput'];
 export type SchemaFee = components['schemas']['Fee'];
+export type SchemaFeeInput = components['schemas']['FeeInput'];
 export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
 export type SchemaWebhookEventName = components['schemas']['WebhookEventName'];
 export type SchemaWebhookEndpointId = components['schemas']['WebhookEndpointId'];
@@ -2816,7 +3134,9 @@ export type SchemaExportFormatList = components['schemas']['ExportFormatList'];
 export type SchemaExportFormatCreateRequest = components['schemas']['ExportFormatCreateRequest'];
 export type SchemaExportFormatReplaceRequest = components['schemas']['ExportFormatReplaceRequest'];
 export type SchemaCsvFormatOptions = components['schemas']['CsvFormatOptions'];
+export type SchemaCsvFormatOptionsInput = components['schemas']['CsvFormatOptionsInput'];
 export type SchemaCsvColumn = components['schemas']['CsvColumn'];
+export type SchemaCsvColumnInput = components['schemas']['CsvColumnInput'];
 export type SchemaBankAccountNumber = components['schemas']['BankAccountNumber'];
 export type SchemaBankVerificationRequest = components['schemas']['BankVerificationRequest'];
 export type SchemaBankVerification = components['schemas']['BankVerification'];
@@ -2826,13 +3146,14 @@ export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseNotFound = components['responses']['NotFound'];
-export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseLengthRequired = components['responses']['LengthRequired'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
@@ -2859,7 +3180,6 @@ export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderIdempotentReplayed = components['headers']['Idempotent-Replayed'];
 export type HeaderWwwAuthenticate = components['headers']['WWW-Authenticate'];
-export type HeaderAllow = components['headers']['Allow'];
 export type $defs = Record<string, never>;
 export interface operations {
     getAccount: {
@@ -2875,6 +3195,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2884,6 +3206,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listApiKeys: {
@@ -2910,6 +3233,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2920,6 +3245,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createApiKey: {
@@ -2951,6 +3277,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2971,6 +3299,8 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2978,6 +3308,8 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -2999,6 +3331,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3011,6 +3345,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createQuote: {
@@ -3042,6 +3378,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3056,6 +3394,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getQuote: {
@@ -3077,6 +3417,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3429,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getQuoteSchedule: {
@@ -3108,6 +3451,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3119,6 +3464,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getPricing: {
@@ -3134,6 +3480,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3144,6 +3492,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updatePricing: {
@@ -3156,7 +3505,7 @@ export interface operations {
         /** @description The complete new rate sheet. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RateSheet"];
+                "application/json": components["schemas"]["RateSheetInput"];
             };
         };
         responses: {
@@ -3164,6 +3513,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3177,6 +3528,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -3203,6 +3556,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,6 +3567,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createWebhook: {
@@ -3243,6 +3599,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3258,6 +3616,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -3279,6 +3639,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3289,6 +3651,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     deleteWebhook: {
@@ -3310,6 +3673,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3319,6 +3684,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -3345,6 +3712,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3360,6 +3729,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["WebhookUrlNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -3392,6 +3763,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3406,6 +3779,8 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendTestWebhookEvent: {
@@ -3443,6 +3818,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3459,6 +3836,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -3491,6 +3870,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3501,6 +3882,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     retryWebhookDelivery: {
@@ -3538,6 +3920,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3552,6 +3936,8 @@ export interface operations {
             409: components["responses"]["WebhookStateConflict"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApplications: {
@@ -3583,6 +3969,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3592,6 +3980,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createApplication: {
@@ -3623,6 +4012,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3637,6 +4028,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApplication: {
@@ -3658,6 +4051,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3668,6 +4063,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateApplication: {
@@ -3694,6 +4090,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3708,6 +4106,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitApplication: {
@@ -3740,6 +4140,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3753,6 +4155,8 @@ export interface operations {
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     approveApplication: {
@@ -3790,6 +4194,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3806,6 +4212,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     declineApplication: {
@@ -3843,6 +4251,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3859,6 +4269,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     withdrawApplication: {
@@ -3891,6 +4303,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3904,6 +4318,8 @@ export interface operations {
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDocuments: {
@@ -3936,6 +4352,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3946,6 +4364,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     uploadDocument: {
@@ -3983,6 +4402,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -3999,6 +4420,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadDocument: {
@@ -4025,6 +4448,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /**
                      * @description `attachment`, with a file name made of the document id and the type's extension.
                      * @example attachment; filename="doc-01jdz8m2a7c4e6g8j0k2m4p6r8.pdf"
@@ -4047,6 +4472,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     getUnderwritingRules: {
@@ -4062,6 +4488,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4072,6 +4500,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     updateUnderwritingRules: {
@@ -4092,6 +4521,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4105,6 +4536,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exportMortgages: {
@@ -4155,6 +4588,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /**
                      * @description Asks a browser to save the response as a file, and names it.
                      * @example attachment; filename="mortgages-2026-11-21.csv"
@@ -4164,7 +4599,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MortgageExport"];
-                    "application/x-ndjson": unknown;
+                    "application/x-ndjson": string;
                     "text/csv": string;
                     "application/xml": string;
                 };
@@ -4172,6 +4607,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listExportFormats: {
@@ -4198,6 +4634,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4207,6 +4645,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createExportFormat: {
@@ -4238,6 +4677,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -4253,6 +4694,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getExportFormat: {
@@ -4274,6 +4717,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4284,6 +4729,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     replaceExportFormat: {
@@ -4310,6 +4756,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4324,6 +4772,8 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteExportFormat: {
@@ -4345,6 +4795,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4354,6 +4806,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     verifyBankDetails: {
@@ -4382,6 +4836,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4395,7 +4851,9 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["BankVerificationAttemptsExceeded"];
+            500: components["responses"]["InternalError"];
             502: components["responses"]["BankPartnerFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationApprovedEvent: {

@@ -9,21 +9,26 @@ import { fileURLToPath } from 'node:url';
 import { generate } from './generate.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const committed = path.join(root, 'generated');
 const fresh = await mkdtemp(path.join(os.tmpdir(), 'generated-'));
 try {
-  await generate(fresh);
+  const freshSdk = path.join(fresh, 'sdk');
+  await generate(fresh, freshSdk);
   const stale: string[] = [];
-  for (const name of await readdir(fresh)) {
-    const want = await readFile(path.join(fresh, name), 'utf8');
-    const have = await readFile(path.join(committed, name), 'utf8').catch(() => null);
-    if (have !== want) stale.push(`generated/${name}`);
-  }
+  const compare = async (freshDir: string, committedDir: string) => {
+    for (const entry of await readdir(freshDir, { withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const want = await readFile(path.join(freshDir, entry.name), 'utf8');
+      const have = await readFile(path.join(root, committedDir, entry.name), 'utf8').catch(() => null);
+      if (have !== want) stale.push(`${committedDir}/${entry.name}`);
+    }
+  };
+  await compare(fresh, 'generated');
+  await compare(freshSdk, 'sdk/src');
   if (stale.length > 0) {
-    console.error(`generated/ is out of date with openapi/: ${stale.join(', ')}.\nRun \`npm run generate\` and commit the result.`);
+    console.error(`generated files are out of date with openapi/: ${stale.join(', ')}.\nRun \`npm run generate\` and commit the result.`);
     process.exitCode = 1;
   } else {
-    console.log('generated/ matches openapi/');
+    console.log('generated/ and the SDK\'s generated types match openapi/');
   }
 } finally {
   await rm(fresh, { recursive: true, force: true });

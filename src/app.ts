@@ -28,7 +28,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     securityHandlers: securityHandlers(ctx),
     bodyParsers: bodyParsers(ctx),
   });
-  const site = siteRoutes(ctx.store);
+  const site = siteRoutes(ctx.store, () => ctx.config.publicBaseUrl);
 
   app.use(requestIdMiddleware());
   app.use(errorHandler(ctx.log));

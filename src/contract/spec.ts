@@ -3,6 +3,10 @@
  * by `npm run generate`) read and parsed once, and the one way to build an Ajv instance that
  * validates its schemas (JSON Schema 2020-12, the ajv-formats formats, and the OpenAPI formats
  * int32/int64/float/double/byte/binary/password accepted as annotations).
+ *
+ * The file is what partners get at /openapi.json: a normal bundle that keeps named components and
+ * `$ref`s (client generators need the names). Code that wants plain schemas (the event catalog,
+ * tests compiling a response schema) gets the document dereferenced here, in memory.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type Options } from 'ajv/dist/2020.js';
@@ -16,15 +20,63 @@ export const BUNDLED_SPEC_URL = new URL('../../generated/openapi.json', import.m
 /** Formats OpenAPI defines on top of JSON Schema: annotations only, never a reason to refuse. */
 export const OPENAPI_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password'] as const;
 
-let parsed: Document | undefined;
+let dereferenced: Document | undefined;
 
 /**
- * The bundled spec, a fresh copy for each caller: the file is read and parsed once, and each
- * caller gets its own deep copy (openapi-backend dereferences and changes the document it is given).
+ * The bundled spec with every `$ref` replaced by what it points at, a fresh copy for each caller:
+ * the file is read, parsed and dereferenced once, and each caller gets its own deep copy
+ * (openapi-backend changes the document it is given). A component used in several places is one
+ * shared object in the copy, so it stays small.
  */
 export function loadBundledSpec(): Document {
-  parsed ??= JSON.parse(readFileSync(BUNDLED_SPEC_URL, 'utf8')) as Document;
-  return structuredClone(parsed);
+  dereferenced ??= dereference(JSON.parse(readFileSync(BUNDLED_SPEC_URL, 'utf8'))) as Document;
+  return structuredClone(dereferenced);
+}
+
+type JsonValue = unknown;
+
+/**
+ * Replaces every local `$ref` (`#/components/...`, the only kind a bundle holds) with its target,
+ * itself dereferenced. Each target is resolved once and shared by everything that refers to it.
+ * A `$ref` that points outside the document, or into a cycle, is an error: the bundle has neither.
+ */
+export function dereference<T>(document: T): T {
+  const resolved = new Map<string, JsonValue>();
+  const resolving = new Set<string>();
+
+  const target = (ref: string): JsonValue => {
+    if (!ref.startsWith('#/')) throw new Error(`cannot dereference ${ref}: only local references are bundled`);
+    let node: JsonValue = document;
+    for (const token of ref.slice(2).split('/')) {
+      const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
+      node = node !== null && typeof node === 'object' ? (node as Record<string, JsonValue>)[key] : undefined;
+      if (node === undefined) throw new Error(`cannot dereference ${ref}: nothing there`);
+    }
+    return node;
+  };
+
+  const walk = (node: JsonValue): JsonValue => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== 'object') return node;
+    const object = node as Record<string, JsonValue>;
+    const ref = object.$ref;
+    if (typeof ref === 'string') {
+      let value = resolved.get(ref);
+      if (value === undefined) {
+        if (resolving.has(ref)) throw new Error(`cannot dereference ${ref}: it refers to itself`);
+        resolving.add(ref);
+        value = walk(target(ref));
+        resolving.delete(ref);
+        resolved.set(ref, value);
+      }
+      // OpenAPI 3.1 allows keywords beside a $ref (a description); they win over the target's.
+      const { $ref: _ref, ...beside } = object;
+      return Object.keys(beside).length === 0 ? value : { ...(value as object), ...(walk(beside) as object) };
+    }
+    return Object.fromEntries(Object.entries(object).map(([key, value]) => [key, walk(value)]));
+  };
+
+  return walk(document) as T;
 }
 
 /**

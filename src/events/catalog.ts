@@ -31,6 +31,19 @@ export interface EventKind {
   validate: ValidateFunction;
 }
 
+/**
+ * The payload schema with every object closed to fields it does not name. The spec leaves the
+ * payloads open, so that partners accept fields added later (an additive change); what the service
+ * itself sends is exactly what the spec names, so the outbox checks payloads against the closed form.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'examples' || key === 'const' || key === 'enum' ? value : closed(value)]));
+  if (copy.properties && typeof copy.properties === 'object' && copy.additionalProperties === undefined) copy.additionalProperties = false;
+  return copy;
+}
+
 function loadCatalog(): Map<string, EventKind> {
   const spec = loadBundledSpec() as { webhooks?: Record<string, SpecWebhook> };
   const ajv = createAjv({ allErrors: true });
@@ -42,7 +55,7 @@ function loadCatalog(): Map<string, EventKind> {
     kinds.set(type, {
       type: type as WebhookEventType,
       example: first.value as WebhookEventPayload,
-      validate: ajv.compile(media.schema),
+      validate: ajv.compile(closed(media.schema) as Record<string, unknown>),
     });
   }
   return kinds;

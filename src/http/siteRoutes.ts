@@ -1,5 +1,9 @@
 /**
  * Routes outside the contract: health, readiness, the bundled spec and its Redoc reference.
+ *
+ * /openapi.json is generated/openapi.json with one change: the default of the first server's
+ * `publicBaseUrl` variable is the URL this service is published at (PUBLIC_BASE_URL), so a client
+ * generated from it points at the right host.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,9 +27,22 @@ const REFERENCE_PAGE = `<!doctype html>
 </html>
 `;
 
-export function siteRoutes(store: Store): Router {
+interface PublishedSpec {
+  servers?: Array<{ variables?: Record<string, { default: string }> }>;
+}
+
+/** The published document with `publicBaseUrl` as the default of the first server's variable. */
+export function publishedSpec(bundled: string, publicBaseUrl: string): string {
+  const doc = JSON.parse(bundled) as PublishedSpec;
+  const variable = doc.servers?.[0]?.variables?.publicBaseUrl;
+  if (variable) variable.default = publicBaseUrl;
+  return JSON.stringify(doc, null, 2) + '\n';
+}
+
+export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
   const router = new Router();
-  const spec = readFileSync(BUNDLED_SPEC_URL, 'utf8');
+  const bundled = readFileSync(BUNDLED_SPEC_URL, 'utf8');
+  let served: { baseUrl: string; spec: string } | undefined;
   const redocPath = require.resolve('redoc/bundles/redoc.standalone.js');
   let redocScript: Buffer | undefined;
 
@@ -41,7 +58,9 @@ export function siteRoutes(store: Store): Router {
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = spec;
+    const baseUrl = publicBaseUrl();
+    if (served?.baseUrl !== baseUrl) served = { baseUrl, spec: publishedSpec(bundled, baseUrl) };
+    ctx.body = served.spec;
   });
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';

@@ -77,7 +77,8 @@ export async function createApiKey(
   input: { role: ApiKeyRole; name: string },
 ): Promise<CreatedApiKey> {
   return ctx.store.transaction(async (tx) => {
-    if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
+    // The account's row lock (PostgreSQL) makes key creations of one account take turns, so the cap holds.
+    if (!(await lockAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
     // Rate limits are per key: a cap keeps an account from multiplying its allowance by minting keys.
     const limit = ctx.config.apiKeysPerAccount;
     const active = await countActiveApiKeys(tx, accountId);

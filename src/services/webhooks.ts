@@ -3,6 +3,7 @@
  * registration with the URL check, changes, secret rotation, test events, retries and the
  * delivery log; and the one mapping of endpoint and attempt records to the API's shapes.
  */
+import { lockAccount } from '../store/accounts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
@@ -155,7 +156,9 @@ export async function createWebhook(
   const secret = newWebhookSecret();
   const createdAt = ctx.clock.now().toISOString();
   const endpoint = await ctx.store.transaction(async (tx) => {
-    // Checked where the row is written, so concurrent registrations cannot slip past together.
+    // Checked where the row is written, so concurrent registrations cannot slip past together (on
+    // PostgreSQL the account's row lock makes registrations of one account take turns).
+    await lockAccount(tx, accountId);
     await refuseDuplicateUrl(tx, accountId, url);
     const limit = ctx.config.webhooks.endpointsPerAccount;
     const registered = await countEndpoints(tx, accountId);
@@ -184,6 +187,7 @@ export async function updateWebhook(
   const url = changes.url === undefined ? undefined : await checkEndpointUrl(changes.url, ctx.config.webhooks.allowedHosts, ctx.resolve);
   const now = ctx.clock.now().toISOString();
   const updated = await ctx.store.transaction(async (tx) => {
+    if (url !== undefined) await lockAccount(tx, accountId); // URL changes of one account take turns (PostgreSQL)
     if (!(await findEndpoint(tx, accountId, webhookId))) return undefined; // deleted meanwhile
     if (url !== undefined) await refuseDuplicateUrl(tx, accountId, url, webhookId);
     await updateEndpoint(

@@ -35,14 +35,18 @@ describe('the reference', () => {
     expect(source).toContain('Redoc');
   });
 
-  it('/openapi.json is the bundled document of generated/, byte for byte', async () => {
+  it('/openapi.json is the bundled document of generated/, with the public URL as the first server', async () => {
     const response = await get('/openapi.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    const served = await response.text();
-    const bundled = await readFile(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
-    expect(served).toBe(bundled);
-    expect(JSON.parse(served).webhooks).toHaveProperty(['application.approved']);
+    const served = JSON.parse(await response.text());
+    const bundled = JSON.parse(await readFile(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+    expect(served.servers[0].url).toBe('{publicBaseUrl}');
+    expect(served.servers[0].variables.publicBaseUrl.default).toBe(app.baseUrl);
+    expect(served.servers.slice(1).map((s: { url: string }) => s.url)).toEqual(['http://127.0.0.1:3000', 'http://127.0.0.1:4010']);
+    bundled.servers[0].variables.publicBaseUrl.default = app.baseUrl;
+    expect(served).toEqual(bundled);
+    expect(served.webhooks).toHaveProperty(['application.approved']);
   });
 });
 

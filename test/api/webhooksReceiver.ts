@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { dereference } from '../../src/contract/spec.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -109,7 +110,7 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 type Json = Record<string, any>;
-const spec: Json = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+const spec: Json = dereference(JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 const validators = new Map<string, ValidateFunction>();

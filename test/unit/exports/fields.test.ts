@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { dereference } from '../../../src/contract/spec.ts';
 import { EXPORT_FIELDS, EXPORT_FIELD_NAMES, parseFieldList } from '../../../src/domain/exports/fields.ts';
 
-const spec = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8'));
+const spec = dereference(JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')));
 
 describe('the export field catalogue', () => {
   it('lists exactly the spec’s ExportFieldName values, in the spec’s order', () => {

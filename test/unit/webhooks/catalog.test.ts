@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { dereference } from '../../../src/contract/spec.ts';
 import { eventKind, eventTypes, payloadProblem } from '../../../src/events/catalog.ts';
 
-const spec = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8'));
+const spec = dereference(JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')));
 
 describe('event catalog', () => {
   it("names exactly the spec's webhooks, and the WebhookEventType enum lists the same names", () => {

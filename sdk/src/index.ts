@@ -1,0 +1,12 @@
+/**
+ * @mortgage-origination/sdk: a typed client for the Mortgage Origination API.
+ *
+ *   const client = createMortgageClient({ baseUrl: 'https://…', apiKey: process.env.API_KEY! });
+ *   const { data: quote } = await client.api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+ */
+export { createMortgageClient, type ExportDownload, type ExportQuery, type ExportRecord, type ListInit, type ListItem, type ListPath, type MortgageClient, type MortgageClientOptions, type Schemas } from './client.ts';
+export { isProblemError, ProblemError, type Problem, type ProblemCode } from './errors.ts';
+export { PROBLEM_CODES, type KnownProblemCode } from './problemCodes.ts';
+export { backoffMs, resilientFetch, retryAfterMs, RETRIED_STATUSES, type RetryOptions } from './retry.ts';
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from './webhooks.ts';
+export type { components, operations, paths, webhooks } from './api.ts';

@@ -1,0 +1,223 @@
+/**
+ * The SDK (sdk/, @mortgage-origination/sdk) against the real service started in-process: typed
+ * calls with the API key, an Idempotency-Key on every POST, retries that honour Retry-After,
+ * problems as typed errors, lists as async iterators, the streamed export, and webhook
+ * verification of a real, signed delivery.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
+import {
+  createMortgageClient,
+  isProblemError,
+  PROBLEM_CODES,
+  ProblemError,
+  retryAfterMs,
+  verifyWebhook,
+  WebhookVerificationError,
+  type MortgageClient,
+  type WebhookEvent,
+} from '../../sdk/src/index.ts';
+import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+
+let app: TestApp;
+let account: TestAccount;
+let client: MortgageClient;
+let dispatcher: WebhookDispatcher;
+let receiver: Receiver;
+
+/** Every request the SDK sent, as the service received it. */
+const sent: Request[] = [];
+const recordingFetch = (request: Request) => {
+  sent.push(request.clone());
+  return fetch(request);
+};
+
+const APPLICATION = {
+  applicant: { name: 'Jane Doe', amount: 350000, email: 'jane.doe@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 },
+  term: 30,
+  propertyValue: 450000,
+};
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  account = await app.newAccount('SDK Lending');
+  client = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: recordingFetch });
+  dispatcher = new WebhookDispatcher(app.ctx).start();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await dispatcher?.stop();
+  await receiver?.close();
+  await app?.close();
+});
+
+describe('typed calls with the API key', () => {
+  it('creates and reads a quote', async () => {
+    const { data: quote, response } = await client.api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    expect(response.status).toBe(201);
+    expect(quote!.quoteId).toMatch(/^qte-/);
+    const { data: again } = await client.api.GET('/v1/quotes/{quoteId}', { params: { path: { quoteId: quote!.quoteId } } });
+    expect(again).toEqual(quote);
+    expect(sent.at(-1)!.headers.get('authorization')).toBe(`Bearer ${account.apiKey}`);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('is made for every POST that has none, and is not sent on a GET', async () => {
+    sent.length = 0;
+    await client.api.POST('/v1/quotes', { body: { amount: 200000, term: 15 } });
+    await client.api.POST('/v1/quotes', { body: { amount: 200000, term: 15 } });
+    await client.api.GET('/v1/account');
+    const keys = sent.map((r) => r.headers.get('idempotency-key'));
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).not.toBe(keys[0]);
+    expect(keys[2]).toBeNull();
+  });
+
+  it('keeps a key the caller gives, so a repeated call replays the first answer', async () => {
+    const key = `order-${Date.now()}`;
+    const first = await client.api.POST('/v1/quotes', { body: { amount: 250000, term: 20 }, headers: { 'Idempotency-Key': key } });
+    const second = await client.api.POST('/v1/quotes', { body: { amount: 250000, term: 20 }, headers: { 'Idempotency-Key': key } });
+    expect(second.data).toEqual(first.data);
+    expect(second.response.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+describe('retries', () => {
+  /** A fetch that answers the first `failures` requests itself, then lets the service answer. */
+  function flaky(failures: Array<{ status: number; retryAfter?: string }>) {
+    const seen: Array<{ at: number; key: string | null }> = [];
+    const fetchImpl = async (request: Request) => {
+      seen.push({ at: Date.now(), key: request.headers.get('idempotency-key') });
+      const failure = failures.shift();
+      if (!failure) return fetch(request);
+      return new Response(JSON.stringify({ type: '/problems/x', title: 'x', status: failure.status, code: 'rate_limited', requestId: 'req-1' }), {
+        status: failure.status,
+        headers: { 'content-type': 'application/problem+json', ...(failure.retryAfter ? { 'retry-after': failure.retryAfter } : {}) },
+      });
+    };
+    return { seen, fetchImpl };
+  }
+
+  it('retries 429, 502 and 503, waiting Retry-After, with the same Idempotency-Key', async () => {
+    const { seen, fetchImpl } = flaky([{ status: 429, retryAfter: '1' }, { status: 502 }, { status: 503, retryAfter: '0' }]);
+    const retrying = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: fetchImpl, baseDelayMs: 10 });
+    const { data, response } = await retrying.api.POST('/v1/quotes', { body: { amount: 300000, term: 30 } });
+    expect(response.status).toBe(201);
+    expect(data!.amount).toBe(300000);
+    expect(seen).toHaveLength(4);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(990);
+    expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+  });
+
+  it('gives up after maxRetries and throws the last problem', async () => {
+    const { seen, fetchImpl } = flaky([{ status: 503 }, { status: 503 }, { status: 503 }]);
+    const retrying = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: fetchImpl, baseDelayMs: 1, maxRetries: 2 });
+    await expect(retrying.api.GET('/v1/account')).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(3);
+  });
+
+  it('does not retry other statuses', async () => {
+    const { seen, fetchImpl } = flaky([{ status: 500 }]);
+    const retrying = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: fetchImpl, baseDelayMs: 1 });
+    await expect(retrying.api.GET('/v1/account')).rejects.toBeInstanceOf(ProblemError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    expect(retryAfterMs('12')).toBe(12_000);
+    expect(retryAfterMs(new Date(1_000_000 + 5_000).toUTCString(), 1_000_000)).toBe(5_000);
+    expect(retryAfterMs(null)).toBeUndefined();
+    expect(retryAfterMs('soon')).toBeUndefined();
+  });
+});
+
+describe('problems as typed errors', () => {
+  it('throws a ProblemError carrying the code, status, pointers and request id', async () => {
+    const error = await client.api.POST('/v1/quotes', { body: { amount: 350000, term: 360 } }).catch((e: unknown) => e);
+    expect(isProblemError(error, 'validation_failed')).toBe(true);
+    const problem = error as ProblemError;
+    expect(problem.status).toBe(400);
+    expect(problem.problem!.errors![0]!.pointer).toBe('/term');
+    expect(problem.requestId).toMatch(/^req-/);
+    expect(PROBLEM_CODES[problem.code as keyof typeof PROBLEM_CODES]).toBe(400);
+  });
+
+  it('a business refusal and an unknown resource are problems too', async () => {
+    await expect(client.api.POST('/v1/quotes', { body: { amount: 999, term: 30 } })).rejects.toMatchObject({ code: 'amount_out_of_bounds', status: 422 });
+    await expect(client.api.GET('/v1/quotes/{quoteId}', { params: { path: { quoteId: 'qte-01jdz8k3n4q2v6x9b7c5t1r0aa' } } })).rejects.toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
+    const anonymous = createMortgageClient({ baseUrl: app.baseUrl, apiKey: 'mos_live_not-a-key' });
+    await expect(anonymous.api.GET('/v1/account')).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+  });
+});
+
+describe('lists as async iterators', () => {
+  it('walks every page of a list', async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const { data } = await client.api.POST('/v1/applications', { body: APPLICATION });
+      created.push(data!.mortgageId);
+    }
+    sent.length = 0;
+    const seen: string[] = [];
+    for await (const application of client.list('/v1/applications', { query: { limit: 2 } })) seen.push(application.mortgageId);
+    expect([...seen].sort()).toEqual([...created].sort());
+    expect(sent.length).toBe(3);
+    expect(new URL(sent[1]!.url).searchParams.get('cursor')).toBeTruthy();
+  });
+
+  it('takes path parameters for nested lists', async () => {
+    const { data: hook } = await client.api.POST('/v1/webhooks', { body: { url: receiver.url('/sdk'), events: ['application.approved'] } });
+    const deliveries = [];
+    for await (const delivery of client.list('/v1/webhooks/{webhookId}/deliveries', { path: { webhookId: hook!.webhookId } })) deliveries.push(delivery);
+    expect(deliveries).toEqual([]);
+  });
+});
+
+describe('the export', () => {
+  it('streams a CSV export with its content type and file name', async () => {
+    const download = await client.exportMortgages({ format: 'csv', fields: 'mortgageId,status' });
+    expect(download.contentType).toBe('text/csv');
+    expect(download.filename).toMatch(/^mortgages-\d{4}-\d{2}-\d{2}\.csv$/);
+    const text = await new Response(download.body).text();
+    expect(text.split('\r\n')[0]).toBe('mortgageId,status');
+    expect(text.trim().split('\r\n')).toHaveLength(6);
+  });
+
+  it('yields the records one by one', async () => {
+    const records = [];
+    for await (const record of client.exportRecords({ fields: 'mortgageId,applicant.name' })) records.push(record);
+    expect(records).toHaveLength(5);
+    expect(records[0]).toEqual({ mortgageId: expect.stringMatching(/^mtg-/), applicant: { name: 'Jane Doe' } });
+  });
+});
+
+describe('webhook verification', () => {
+  it('verifies a real delivery and returns the typed event; refuses a tampered one', async () => {
+    const { data: hook } = await client.api.POST('/v1/webhooks', { body: { url: receiver.url('/verify'), events: ['document.uploaded'] } });
+    await client.api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId: hook!.webhookId } }, body: { event: 'document.uploaded' } });
+    const deliveries = await receiver.waitFor(1);
+    const delivery = deliveries.find((d) => d.path === '/verify')!;
+    const event: WebhookEvent = verifyWebhook(hook!.secret, delivery.body, delivery.headers);
+    expect(event.event).toBe('document.uploaded');
+    if (event.event === 'document.uploaded') expect(event.documentType).toBeTypeOf('string');
+    expect(() => verifyWebhook(hook!.secret, delivery.body.replace('document', 'Document'), delivery.headers)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(`whsec_${Buffer.from('another secret of 32 bytes!!!!!!').toString('base64')}`, delivery.body, delivery.headers)).toThrow(WebhookVerificationError);
+  });
+
+  it('accepts Headers and a byte body, as a fetch-style server gives them', () => {
+    const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
+    const body = JSON.stringify({ event: 'document.uploaded', mortgageId: 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa', documentType: 'income_proof', url: 'https://x.test/d' });
+    const id = 'evt-01jdz8k3n4q2v6x9b7c5t1r0aa';
+    const timestamp = new Date();
+    const signature = new Webhook(secret).sign(id, timestamp, body);
+    const headers = new Headers({ 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature });
+    expect(verifyWebhook(secret, new TextEncoder().encode(body), headers)).toEqual(JSON.parse(body));
+  });
+});
