@@ -41,11 +41,19 @@ export async function findStoredResponse(
 }
 
 /** Saves (or, for an expired key being reused, replaces) the response of a key. */
+/**
+ * Stores (or replaces) the record of a key in one upsert. Not a delete and an insert: on PostgreSQL
+ * a claim on another instance that waits on this row (`SELECT … FOR UPDATE`) follows an update to
+ * the new version, but finds nothing once the row was deleted, and would then take the key over
+ * and run the request a second time.
+ */
 export async function saveStoredResponse(tx: SqlExecutor, accountId: string, key: string, response: StoredResponse): Promise<void> {
-  await tx.run('DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?', [accountId, key]);
   await tx.run(
     `INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, response_status, response_headers, response_body, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash,
+       response_status = excluded.response_status, response_headers = excluded.response_headers,
+       response_body = excluded.response_body, created_at = excluded.created_at`,
     [accountId, key, response.requestHash, response.status, JSON.stringify(response.headers), response.body, response.createdAt],
   );
 }
