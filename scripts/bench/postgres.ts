@@ -34,6 +34,7 @@ const PHASE_LIMIT_MS = 180_000;
 const MiB = 1024 * 1024;
 const QUOTE = JSON.stringify({ amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 });
 const BANK_SECRET = 'bench-bank-secret-0123456789abcdef0123456789';
+const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
 
 interface Setup {
   label: string;
@@ -50,6 +51,8 @@ async function setUp(engine: 'sqljs' | 'postgres', instances: number): Promise<S
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '0',
     BANK_SECRET,
+    // Every instance on one database needs the same sealing key, as README "Running several instances" says.
+    SECRETS_KEY,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...(database ? { DATABASE_URL: database.url, DATABASE_POOL_MAX: '10' } : {}),
   };

@@ -17,6 +17,7 @@ import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 
 const BANK_SECRET = 'scale-out-test-bank-secret-0123456789abcdef';
+const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
 const cleanups: Array<() => Promise<unknown>> = [];
 let database: TempDatabase;
 
@@ -38,6 +39,8 @@ async function instance(env: Record<string, string> = {}): Promise<ServiceProces
       DATABASE_URL: database.url,
       DATABASE_POOL_MAX: '6',
       BANK_SECRET,
+      // Every instance on one database needs the same sealing key, as README "Running several instances" says.
+      SECRETS_KEY,
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       WEBHOOK_TIMEOUT_MS: '1000', // the lease is the timeout + 5 s: a dead instance's deliveries are due again after 6 s
       WEBHOOK_POLL_INTERVAL_MS: '200',
