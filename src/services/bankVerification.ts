@@ -26,7 +26,7 @@ import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict
 import { WindowCounter } from '../domain/limits/windowCounter.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { findApplication } from '../store/applications.ts';
+import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
 import { findBankPartner, partnerServesAccount } from '../store/bankPartners.ts';
 import {
   applicationOwner,
@@ -173,7 +173,9 @@ export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPri
   const outcome = verdict(numberMatches, nameMatch);
 
   return store.transaction(async (tx) => {
-    // Checked where the row is written: concurrent attempts cannot slip past the limit together.
+    // Checked where the row is written: concurrent attempts cannot slip past the limit together
+    // (on PostgreSQL the application's row lock makes the verifications of one application take turns).
+    await findApplicationForUpdate(tx, record.accountId, record.mortgageId);
     const now = clock.now();
     const after = attemptDecision(await failedVerificationTimes(tx, record.mortgageId, linkedAccountHash, windowStart()), now);
     if (!after.allowed) throw attemptsExceeded(after.retryAfterSeconds);
