@@ -18,11 +18,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { depthExceeds, MAX_JSON_DEPTH } from '../../src/http/requestBody.ts';
 
 type Json = Record<string, any>;
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
-const MAX_JSON_DEPTH = 32;
 const REALM = 'Bearer realm="mortgage-origination"';
 
 /** The Accept header that makes Prism answer an export `format` with the service's content type. */
@@ -90,16 +90,6 @@ function sendProblem(
   res.end(body);
 }
 
-function depthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** Prism's `sl-violations` as the service's `errors[]`: JSON pointers into the body, `#/query/…`, `#/path/…`, `#/header/…`. */
 export function issuesFromViolations(header: string, operation: Json): Issue[] {

@@ -49,7 +49,8 @@ export function hasRequestBody(ctx: Context): boolean {
   return ctx.get('Transfer-Encoding') !== '';
 }
 
-function depthExceeds(value: unknown, max: number): boolean {
+/** True when `value` nests deeper than `max` levels (iterative: a deep body cannot overflow the stack). */
+export function depthExceeds(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!;
