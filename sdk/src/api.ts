@@ -751,6 +751,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test/bank-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a sandbox bank token (test mode)
+         * @description Issues a bank token of the built-in test-mode sandbox bank for a holder name and an account
+         *     number, so a partner can verify test applications with no operator. The token verifies, on
+         *     `POST /v1/banks/verify`, only applications of this account's test environment; it expires
+         *     after `BANK_SANDBOX_TOKEN_TTL_SECONDS` (1 hour by default). The account numbers of the "Test
+         *     values" table give their documented answers; any other number behaves like a real account
+         *     of `holderName`.
+         *
+         *     Test mode only: a live key gets `404`. Needs an admin key. The token is shown only in this
+         *     response: a retry with the same `Idempotency-Key` gets `409 idempotency_secret_withheld`.
+         */
+        post: operations["createTestBankToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove the test environment's data (test mode)
+         * @description Removes every test resource of the account in one transaction: quotes, applications with
+         *     their documents and bank verifications, webhook endpoints with their delivery log, the
+         *     environment's events with their pending deliveries, and custom export formats; the test rate sheet and underwriting rules go
+         *     back to the defaults. Test API keys are kept. Live data is never touched. Answers with the
+         *     counts removed.
+         *
+         *     Test mode only: a live key gets `404`. Needs an admin key.
+         */
+        delete: operations["deleteTestData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "application.approved": {
@@ -898,6 +952,7 @@ export interface components {
              *     | `internal_error` | 500 | every operation: a failure of the service's own |
              *     | `bank_partner_unavailable` | 502 | `verifyBankDetails`: the bank partner could not be reached or kept failing |
              *     | `bank_partner_invalid_response` | 502 | `verifyBankDetails`: the bank partner answered outside its contract |
+             *     | `test_bank_disabled` | 503 | `createTestBankToken`: the operator turned the test-mode sandbox bank off |
              *     | `storage_unavailable` | 503 | every operation that writes: the disk refused a write; reads still answer, and it heals by itself |
              * @example validation_failed
              */
@@ -991,6 +1046,7 @@ export interface components {
              */
             currency: string;
             createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description `admin` may manage integrations (API keys, webhooks, pricing, underwriting rules, export formats);
@@ -1014,7 +1070,7 @@ export interface components {
             role: components["schemas"]["ApiKeyRole"];
             /**
              * @description The key's prefix and last four characters, to recognise it without revealing it.
-             * @example mos_live_…q7Zk
+             * @example mos_test_…q7Zk
              */
             hint: string;
             createdAt: components["schemas"]["Timestamp"];
@@ -1030,6 +1086,7 @@ export interface components {
              * @example null
              */
             revokedAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description A new API key for the caller's account. */
         ApiKeyCreateRequest: {
@@ -1045,7 +1102,7 @@ export interface components {
             /**
              * @description The secret, to send as `Authorization: Bearer <apiKey>`. It is shown only in this
              *     response: the service keeps only its SHA-256 hash. Store it in a secret manager.
-             * @example mos_live_4eC39HqLyjWDarjtT1zdp7dcQ2mHkV9x7Aq0Z3
+             * @example mos_test_4eC39HqLyjWDarjtT1zdp7dcQ2mHkV9x7Aq0Z3
              */
             apiKey: string;
         };
@@ -1250,6 +1307,7 @@ export interface components {
              * @example 2026-12-21T18:30:00.000Z
              */
             expiresAt: string;
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description One fee of a quote, in the currency of the quote. */
         QuoteFee: {
@@ -1283,6 +1341,7 @@ export interface components {
             currency: string;
             /** @description The payments, in order. */
             payments: components["schemas"]["AmortizationRow"][];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description One monthly payment of the schedule. */
         AmortizationRow: {
@@ -1326,6 +1385,7 @@ export interface components {
              * @example 2026-11-21T18:30:00.000Z
              */
             updatedAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description An account's pricing: what every quote of the account is priced from. A quote's rate is the
@@ -1670,6 +1730,7 @@ export interface components {
             failingSince: string | null;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description The endpoint and, this once, its signing secret. */
         WebhookWithSecret: components["schemas"]["Webhook"] & {
@@ -1727,6 +1788,7 @@ export interface components {
             test: true;
             /** @description The payload being delivered. */
             payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description One attempt to deliver an event to the endpoint. */
         WebhookDeliveryAttempt: {
@@ -1768,6 +1830,7 @@ export interface components {
              * @example null
              */
             nextAttemptAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the endpoint's delivery log, newest attempt first. */
         WebhookDeliveryAttemptList: components["schemas"]["ListEnvelope"] & {
@@ -1791,6 +1854,7 @@ export interface components {
              * @example 2026-11-21T18:30:00.000Z
              */
             nextAttemptAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description Where the application is in its life. `draft` while it is being prepared and may be edited;
@@ -1927,6 +1991,7 @@ export interface components {
             withdrawnAt: string | null;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's mortgage applications, newest first. */
         ApplicationList: components["schemas"]["ListEnvelope"] & {
@@ -2134,6 +2199,7 @@ export interface components {
              */
             url: string;
             createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of an application's documents, newest first. */
         DocumentList: components["schemas"]["ListEnvelope"] & {
@@ -2225,6 +2291,7 @@ export interface components {
              * @example null
              */
             updatedAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description The account's new underwriting rules, all four replaced together. For each maximum rule the
@@ -2434,6 +2501,7 @@ export interface components {
             csv: components["schemas"]["CsvFormatOptions"] | null;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's custom export formats, by name. */
         ExportFormatList: components["schemas"]["ListEnvelope"] & {
@@ -2644,6 +2712,7 @@ export interface components {
             /** @description The checks that failed; empty when verified. */
             failedChecks: components["schemas"]["BankVerificationFailedCheck"][];
             checkedAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description A check that failed: `account_number` when the number sent is not the number of the account
@@ -2676,6 +2745,78 @@ export interface components {
              * @example 0.85
              */
             threshold: number;
+        };
+        /**
+         * @description `true` when the resource belongs to the account's live environment, `false` when it belongs to
+         *     its test environment (made with a `mos_test_…` key).
+         * @example false
+         */
+        Livemode: boolean;
+        /**
+         * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
+         *     account number. Use a documented test value (see "Test values") for a particular answer.
+         */
+        TestBankTokenRequest: {
+            /**
+             * @description The name the bank holds the account under (to verify, the applicant's name).
+             * @example Avery Approved
+             */
+            holderName: string;
+            accountNumber: components["schemas"]["BankAccountNumber"];
+        };
+        /**
+         * @description A bank token of the test-mode sandbox bank. It verifies applications of the test environment
+         *     that issued it, and nothing else: a live application answers `404`, and every other operation
+         *     `401`, as for any bank token.
+         */
+        TestBankToken: {
+            /**
+             * @description The token, for `Authorization: Bearer …` on `POST /v1/banks/verify`. Shown only in this response.
+             * @example bnk_tok_testmodesandbox00000000000_pV1mT0l2b8kq3xW9nZs4fHc7yJd5eRa6uGi0oLp2tQ
+             */
+            bankToken: string;
+            /**
+             * @description The last four characters of the account number the token names.
+             * @example 6789
+             */
+            accountMask: string;
+            expiresAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description What `DELETE /v1/test/data` removed from the test environment, by kind. Test API keys are kept
+         *     (they are credentials, not data), and the test pricing and underwriting settings are back at
+         *     the defaults.
+         */
+        TestDataDeleted: {
+            /** @description How many of each kind were removed. */
+            deleted: {
+                /** @example 12 */
+                quotes: number;
+                /** @example 5 */
+                applications: number;
+                /** @example 3 */
+                documents: number;
+                /** @example 2 */
+                bankVerifications: number;
+                /** @example 1 */
+                webhooks: number;
+                /** @example 7 */
+                webhookDeliveryAttempts: number;
+                /**
+                 * @description Events published in the environment (and their pending deliveries).
+                 * @example 9
+                 */
+                events: number;
+                /** @example 1 */
+                exportFormats: number;
+            };
+            /**
+             * @description True when the test rate sheet or underwriting rules had been changed and are now the defaults again.
+             * @example true
+             */
+            settingsReset: boolean;
+            livemode: components["schemas"]["Livemode"];
         };
     };
     responses: {
@@ -3142,6 +3283,10 @@ export type SchemaBankVerificationRequest = components['schemas']['BankVerificat
 export type SchemaBankVerification = components['schemas']['BankVerification'];
 export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
 export type SchemaNameMatch = components['schemas']['NameMatch'];
+export type SchemaLivemode = components['schemas']['Livemode'];
+export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
+export type SchemaTestBankToken = components['schemas']['TestBankToken'];
+export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -4853,6 +4998,102 @@ export interface operations {
             429: components["responses"]["BankVerificationAttemptsExceeded"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BankPartnerFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTestBankToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The account the token names. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestBankTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token was issued. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestBankToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /**
+             * @description The service cannot issue the token now; `code` says why: `storage_unavailable` (the
+             *     disk refused a write) or `test_bank_disabled` (the operator turned the test-mode sandbox
+             *     bank off). `Retry-After` says when to try again.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTestData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test data was removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDataDeleted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -61,6 +61,7 @@ export const PROBLEM_CODES = {
   internal_error: 500,
   bank_partner_unavailable: 502,
   bank_partner_invalid_response: 502,
+  test_bank_disabled: 503,
   storage_unavailable: 503,
 } as const;
 

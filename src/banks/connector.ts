@@ -10,6 +10,11 @@ export interface BankGrant {
   accountRef: string;
   /** When the token stops being valid, if the partner says; ISO 8601. */
   expiresAt: string | null;
+  /**
+   * Set only by the test-mode sandbox bank: the test environment whose applications the token may
+   * verify. A grant without it verifies live applications only.
+   */
+  testEnvironmentId?: string;
 }
 
 /** The account as the partner knows it. Holds a full account number: never log or store it. */

@@ -7,12 +7,16 @@ import type { BankConnector } from './connector.ts';
 import { BankPartnerUnavailable } from './connector.ts';
 import { openCredential } from './credentials.ts';
 import { HttpConnector } from './httpConnector.ts';
-import { SandboxConnector } from './sandbox.ts';
+import { testBankAccount } from '../contract/testValues.ts';
+import { SandboxConnector, TEST_MODE_PARTNER_ID } from './sandbox.ts';
 import { bankKeys } from './secrets.ts';
 
 export async function connectorFor(partner: BankPartnerRecord, ctx: AppContext): Promise<BankConnector> {
   const keys = await bankKeys(ctx.config);
-  if (partner.connector === 'sandbox') return new SandboxConnector(keys.sandboxToken, partner.partnerId, ctx.clock);
+  if (partner.connector === 'sandbox') {
+    const testAccounts = partner.partnerId === TEST_MODE_PARTNER_ID ? testBankAccount : null;
+    return new SandboxConnector(keys.sandboxToken, partner.partnerId, ctx.clock, testAccounts);
+  }
   if (!partner.baseUrl) throw new BankPartnerUnavailable('the partner has no base URL');
   let credential: string | null = null;
   if (partner.credentialSealed) {

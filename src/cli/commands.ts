@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import { accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
@@ -19,7 +19,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const adminCommands: Record<string, AdminCommand> = {
   'account create': {
-    description: 'Create an account and its first admin API key.',
+    description: 'Create an account and the first admin API key of its live and of its test environment.',
     flags: {
       name: { required: true, description: 'the account holder, e.g. "Harbor Lending"' },
       email: { required: true, description: 'contact email' },
@@ -29,8 +29,14 @@ export const adminCommands: Record<string, AdminCommand> = {
       const email = flags.email!.trim();
       if (!name) throw new AdminCommandError('--name must not be empty');
       if (!EMAIL.test(email)) throw new AdminCommandError(`--email "${email}" is not an email address`);
-      const { account, firstKey } = await createAccount(ctx, { name, email });
-      return { accountId: account.accountId, keyId: firstKey.record.keyId, apiKey: firstKey.apiKey };
+      const { account, firstKey, firstTestKey } = await createAccount(ctx, { name, email });
+      return {
+        accountId: account.accountId,
+        keyId: firstKey.record.keyId,
+        apiKey: firstKey.apiKey,
+        testKeyId: firstTestKey.record.keyId,
+        testApiKey: firstTestKey.apiKey,
+      };
     },
   },
   'key create': {
@@ -38,12 +44,15 @@ export const adminCommands: Record<string, AdminCommand> = {
     flags: {
       account: { required: true, description: 'the account id (acc-…)' },
       role: { required: true, description: 'admin or member' },
+      mode: { description: 'live (default) or test: the environment the key acts in' },
       name: { description: 'a label for the key (default: "Created by operator")' },
     },
     async run(ctx, flags) {
       const role = flags.role!;
       if (!(API_KEY_ROLES as readonly string[]).includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
-      const created = await createApiKey(ctx, flags.account!, {
+      const mode = flags.mode ?? 'live';
+      if (mode !== 'live' && mode !== 'test') throw new AdminCommandError(`--mode must be live or test, got "${mode}"`);
+      const created = await createApiKey(ctx, accountEnvironment(flags.account!, mode), {
         role: role as ApiKeyRole,
         name: flags.name?.trim() || 'Created by operator',
       });

@@ -11,7 +11,13 @@ type ApiKeyRole = components['schemas']['ApiKeyRole'];
 /** An API key that passed the `apiKey` scheme. */
 export interface ApiKeyPrincipal {
   kind: 'apiKey';
+  /**
+   * The environment the key acts in: the account's id in live mode, its test environment's id in
+   * test mode (src/domain/accounts/environments.ts). Every record is owned, and found, by it.
+   */
   accountId: string;
+  /** True for a live key, false for a test key. */
+  livemode: boolean;
   keyId: string;
   role: ApiKeyRole;
 }

@@ -10,6 +10,7 @@ import { documentOperations } from './documents.ts';
 import { exportOperations } from './exports.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
+import { testModeOperations } from './testMode.ts';
 import { underwritingOperations } from './underwriting.ts';
 import { webhookOperations } from './webhooks.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';
@@ -34,5 +35,8 @@ export const operationHandlers: OperationHandlers = {
 
   // bank verification
   ...bankOperations,
+
+  // test mode
+  ...testModeOperations,
 
 };

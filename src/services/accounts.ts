@@ -5,9 +5,10 @@
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
+import { environmentId, isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { findAccount, insertAccount, lockAccount, type AccountRecord } from '../store/accounts.ts';
+import { findAccount, insertAccount, insertTestEnvironment, lockAccount, type AccountRecord } from '../store/accounts.ts';
 import {
   countActiveAdminKeys,
   countActiveApiKeys,
@@ -27,8 +28,8 @@ export type ApiKey = components['schemas']['ApiKey'];
 
 /** The public view of a key record: the account id is implied by the caller. */
 export function toApiKey(record: ApiKeyRecord): ApiKey {
-  const { accountId: _accountId, ...key } = record;
-  return key;
+  const { accountId, ...key } = record;
+  return { ...key, livemode: isLivemode(accountId) };
 }
 
 export interface CreatedApiKey {
@@ -37,8 +38,9 @@ export interface CreatedApiKey {
   apiKey: string;
 }
 
+/** A key of the environment `accountId` names: its secret's prefix says the environment's mode. */
 async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRole, name: string): Promise<CreatedApiKey> {
-  const apiKey = generateApiKey();
+  const apiKey = generateApiKey(isLivemode(accountId));
   const record: ApiKeyRecord = {
     keyId: newId('key'),
     accountId,
@@ -53,10 +55,11 @@ async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRo
   return { record, apiKey };
 }
 
+/** An account with its live and test environments, and a first admin key in each. */
 export async function createAccount(
   ctx: AppContext,
   input: { name: string; email: string; currency?: string },
-): Promise<{ account: AccountRecord; firstKey: CreatedApiKey }> {
+): Promise<{ account: AccountRecord; firstKey: CreatedApiKey; firstTestKey: CreatedApiKey }> {
   return ctx.store.transaction(async (tx) => {
     const account: AccountRecord = {
       accountId: newId('acc'),
@@ -66,11 +69,14 @@ export async function createAccount(
       createdAt: ctx.clock.now().toISOString(),
     };
     await insertAccount(tx, account);
+    await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
     const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
-    return { account, firstKey };
+    const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), 'admin', 'First test admin key');
+    return { account, firstKey, firstTestKey };
   });
 }
 
+/** A key of the environment `accountId` (the caller's: a test key makes test keys). */
 export async function createApiKey(
   ctx: AppContext,
   accountId: string,
@@ -118,11 +124,19 @@ export async function revokeApiKey(ctx: AppContext, accountId: string | null, ke
   });
 }
 
-/** The caller's account. A key outlives nothing: an account without a row means a broken database, not a caller error. */
+/**
+ * The account of the caller's environment, under the account's own id in either mode. A key
+ * outlives nothing: an account without a row means a broken database, not a caller error.
+ */
 export async function getAccount(ctx: AppContext, accountId: string): Promise<Account> {
-  const account = await ctx.store.read((db) => findAccount(db, accountId));
+  const account = await ctx.store.read((db) => findAccount(db, liveAccountId(accountId)));
   if (!account) throw fail.notFound('The account of this API key no longer exists.');
-  return account;
+  return { ...account, livemode: isLivemode(accountId) };
+}
+
+/** The environment of an account for a mode, as the operator's command line names it. */
+export function accountEnvironment(accountId: string, mode: 'live' | 'test'): string {
+  return environmentId(accountId, mode === 'live');
 }
 
 export async function listApiKeys(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<ApiKey>> {

@@ -11,6 +11,7 @@ import { canTransition, isEditable, type ApplicationAction, type ApplicationStat
 import { decide, type Decision, type PaymentFact } from '../domain/underwriting/decision.ts';
 import { checkRules, DEFAULT_RULES, type UnderwritingRules } from '../domain/underwriting/rules.ts';
 import { publish } from '../events/outbox.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
 import {
@@ -52,6 +53,7 @@ export function toApplication(record: ApplicationRecord): Application {
     withdrawnAt: record.withdrawnAt,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
+    livemode: isLivemode(record.accountId),
   };
 }
 
@@ -324,7 +326,8 @@ export async function withdrawApplication(ctx: AppContext, accountId: string, mo
 
 export async function getUnderwritingRules(ctx: AppContext, accountId: string): Promise<UnderwritingRulesView> {
   const stored = await ctx.store.read((db) => findUnderwritingRules(db, accountId));
-  return stored ? { ...stored.rules, updatedAt: stored.updatedAt } : { ...structuredClone(DEFAULT_RULES), updatedAt: null };
+  const livemode = isLivemode(accountId);
+  return stored ? { ...stored.rules, updatedAt: stored.updatedAt, livemode } : { ...structuredClone(DEFAULT_RULES), updatedAt: null, livemode };
 }
 
 /** Replaces the account's rules whole: 400 for too many decimals, 422 for limits on the wrong side. */
@@ -355,5 +358,5 @@ export async function setUnderwritingRules(ctx: AppContext, accountId: string, r
     loanAmount: { approveAtMost: rules.loanAmount.approveAtMost, referAtMost: rules.loanAmount.referAtMost },
   };
   await ctx.store.transaction((tx) => saveUnderwritingRules(tx, accountId, clean, updatedAt));
-  return { ...clean, updatedAt };
+  return { ...clean, updatedAt, livemode: isLivemode(accountId) };
 }

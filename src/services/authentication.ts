@@ -1,10 +1,11 @@
 /**
- * Authentication of API keys (`Authorization: Bearer mos_live_…`), handed to the edge through the
+ * Authentication of API keys (`Authorization: Bearer mos_live_…` or `mos_test_…`), handed to the edge through the
  * context. A failed check throws `unauthenticated`, whose detail becomes the 401's.
  */
 import type { AppContext } from '../context.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
-import { hashApiKey, isWellFormedApiKey } from '../domain/accounts/apiKeyFormat.ts';
+import { apiKeyLivemode, hashApiKey, isWellFormedApiKey } from '../domain/accounts/apiKeyFormat.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import { findApiKeyByHash, touchApiKey } from '../store/apiKeys.ts';
 
@@ -21,11 +22,14 @@ export function apiKeyAuthenticator(ctx: AppContext): (token: string) => Promise
 
   return async function authenticate(token: string): Promise<ApiKeyPrincipal> {
     if (!isWellFormedApiKey(token)) {
-      throw fail.unauthenticated('This operation needs an API key (mos_live_…); the bearer token is not one.');
+      throw fail.unauthenticated('This operation needs an API key (mos_live_… or mos_test_…); the bearer token is not one.');
     }
     const key = await store.read((db) => findApiKeyByHash(db, hashApiKey(token)));
     if (!key) throw fail.unauthenticated('The API key is not valid.');
     if (key.revokedAt) throw fail.unauthenticated('The API key has been revoked.');
+    const livemode = isLivemode(key.accountId);
+    // The prefix is what people and scanners go by: a key must act in the mode it says.
+    if (apiKeyLivemode(token) !== livemode) throw fail.unauthenticated('The API key is not valid.');
 
     const now = clock.now();
     const touched = lastTouched.get(key.keyId) ?? (key.lastUsedAt ? Date.parse(key.lastUsedAt) : 0);
@@ -36,6 +40,6 @@ export function apiKeyAuthenticator(ctx: AppContext): (token: string) => Promise
         log.warn({ err, keyId: key.keyId }, 'could not record API key use');
       });
     }
-    return { kind: 'apiKey', accountId: key.accountId, keyId: key.keyId, role: key.role };
+    return { kind: 'apiKey', accountId: key.accountId, livemode, keyId: key.keyId, role: key.role };
   };
 }

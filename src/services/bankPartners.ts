@@ -4,7 +4,7 @@
  */
 import type { AppContext } from '../context.ts';
 import { sealCredential } from '../banks/credentials.ts';
-import { mintSandboxToken, MAX_HOLDER_NAME_LENGTH } from '../banks/sandbox.ts';
+import { mintSandboxToken, MAX_HOLDER_NAME_LENGTH, TEST_MODE_PARTNER_ID } from '../banks/sandbox.ts';
 import { bankKeys } from '../banks/secrets.ts';
 import { bankTokenPrefixFor } from '../banks/tokenFormat.ts';
 import { isWellFormedAccountNumber } from '../domain/banks/accountNumber.ts';
@@ -125,6 +125,8 @@ async function changePartner(
 
 /** Restricts the partner to the accounts allowed so far, adding this one. */
 export function allowPartnerAccount(ctx: AppContext, partnerId: string, accountId: string): Promise<PartnerView> {
+  // It serves test environments, each only through its own tokens: a list of live accounts means nothing to it.
+  if (partnerId === TEST_MODE_PARTNER_ID) throw fail.conflict('bank_partner_built_in', 'the test-mode sandbox bank serves every test environment and cannot be restricted');
   return changePartner(ctx, partnerId, async (tx, partner, now) => {
     if (!(await findAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
     if (!partner.restricted) await clearPartnerAccounts(tx, partnerId);
@@ -172,6 +174,9 @@ export async function issueSandboxToken(
 ): Promise<{ token: string; expiresAt: string }> {
   const partner = isId('bnk', input.partnerId) ? await ctx.store.read((db) => findBankPartner(db, input.partnerId)) : undefined;
   if (!partner) throw fail.notFound(`No bank partner ${input.partnerId}.`);
+  if (partner.partnerId === TEST_MODE_PARTNER_ID) {
+    throw fail.conflict('bank_partner_built_in', 'test-mode tokens are issued to a test environment: use POST /v1/test/bank-tokens with a test key');
+  }
   if (partner.connector !== 'sandbox') throw fail.conflict('bank_partner_not_sandbox', `${partner.partnerId} is an ${partner.connector} partner: its tokens come from the partner itself`);
   if (partner.disabledAt) throw fail.conflict('bank_partner_disabled', `${partner.partnerId} is disabled`);
   const holder = input.holder.trim();

@@ -5,7 +5,9 @@
  * Scope of a bank token: it is tied to a partner, not to an account. The application is found by
  * its id across accounts; a partner serves every account unless the operator restricted it, and a
  * restricted partner's token gets 404 for applications of accounts it does not serve (exactly as
- * for an id that does not exist, so nothing is revealed).
+ * for an id that does not exist, so nothing is revealed). Test mode splits the same way: a token
+ * of the test-mode sandbox bank reaches only the test environment it was issued to, and every
+ * other token only live applications; anything else is 404 too.
  *
  * Order of refusals: 429 for a client address with too many failed token checks (at the edge) →
  * 401 token (format, partner, and the partner's own check of the token; 429 instead of asking a
@@ -20,10 +22,12 @@ import { connectorFor } from '../banks/connectors.ts';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected } from '../banks/connector.ts';
 import { bankKeys } from '../banks/secrets.ts';
 import { parseBankToken } from '../banks/tokenFormat.ts';
+import { looksLikeApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
 import { NAME_MATCH_THRESHOLD, scoreNameMatch } from '../domain/banks/nameMatch.ts';
 import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
 import { WindowCounter } from '../domain/limits/windowCounter.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
@@ -46,6 +50,7 @@ export function toBankVerification(v: BankVerificationRecord): BankVerification 
     nameMatch: { score: v.nameScore, outcome: v.nameOutcome, threshold: NAME_MATCH_THRESHOLD },
     failedChecks: v.failedChecks,
     checkedAt: v.checkedAt,
+    livemode: isLivemode(v.accountId),
   };
 }
 
@@ -92,7 +97,7 @@ export function bankTokenAuthenticator(ctx: AppContext): (token: string | null) 
 
   return async function authenticateBankToken(token: string | null): Promise<BankTokenPrincipal> {
     if (token === null) throw fail.unauthenticated("Send the bank partner's token as Authorization: Bearer <bank token>.");
-    if (token.startsWith('mos_live_')) throw fail.unauthenticated("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
+    if (looksLikeApiKey(token)) throw fail.unauthenticated("This operation takes a bank partner's token (bnk_tok_…), not an API key.");
     const parsed = parseBankToken(token);
     if (!parsed) throw fail.unauthenticated('The bearer token is not a bank token (bnk_tok_…).');
     const partner = await ctx.store.read((db) => findBankPartner(db, parsed.partnerId));
@@ -121,6 +126,12 @@ export function bankTokenAuthenticator(ctx: AppContext): (token: string | null) 
   };
 }
 
+/** Whether the token may verify applications of the environment `owner`. */
+function tokenReaches(principal: BankTokenPrincipal, owner: string): boolean {
+  const testEnvironment = principal.grant.testEnvironmentId;
+  return testEnvironment === undefined ? isLivemode(owner) : owner === testEnvironment;
+}
+
 export interface VerificationRequest {
   mortgageId: string;
   accountNumber: string;
@@ -144,7 +155,7 @@ export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPri
 
   const application = await store.read(async (db) => {
     const owner = await applicationOwner(db, request.mortgageId);
-    if (!owner || !(await partnerServesAccount(db, partner, owner))) return undefined;
+    if (!owner || !tokenReaches(principal, owner) || !(await partnerServesAccount(db, partner, owner))) return undefined;
     const found = await findApplication(db, owner, request.mortgageId);
     if (!found) return undefined;
     return { record: found };

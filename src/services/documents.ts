@@ -10,6 +10,7 @@ import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts
 import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
 import { publish } from '../events/outbox.ts';
 import type { MultipartUpload, UploadedFile } from '../contract/uploads.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
@@ -37,6 +38,7 @@ export function toDocument(record: DocumentRecord, publicBaseUrl: string): Docum
     fileName: record.fileName,
     url: documentUrl(publicBaseUrl, record.mortgageId, record.documentId),
     createdAt: record.createdAt,
+    livemode: isLivemode(record.accountId),
   };
 }
 

@@ -26,6 +26,7 @@ import {
   type ExportFormatSpec,
   type ExportWriter,
 } from '../domain/exports/formats.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import {
@@ -277,8 +278,8 @@ export type ExportFormat = components['schemas']['ExportFormat'];
 
 /** The public view of a format: the account is implied by the caller. */
 export function toExportFormat(record: ExportFormatRecord): ExportFormat {
-  const { accountId: _accountId, ...format } = record;
-  return format;
+  const { accountId, ...format } = record;
+  return { ...format, livemode: isLivemode(accountId) };
 }
 
 export async function listExportFormats(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<ExportFormat>> {

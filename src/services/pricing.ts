@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { amortizationSchedule } from '../domain/pricing/amortization.ts';
 import { Dec } from '../domain/pricing/decimal.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
@@ -14,7 +15,7 @@ import { majorUnits, percent } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
-import { findQuote, insertQuote } from '../store/quotes.ts';
+import { findQuote, insertQuote, type QuoteRecord } from '../store/quotes.ts';
 import type { SqlExecutor } from '../store/store.ts';
 
 export type Quote = components['schemas']['Quote'];
@@ -22,7 +23,7 @@ export type PricingSettings = components['schemas']['PricingSettings'];
 export type AmortizationSchedule = components['schemas']['AmortizationSchedule'];
 
 /** A priced loan in the API's units: everything a quote states except its id and times. */
-export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt'> & { quoteValidityDays: number };
+export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt' | 'livemode'> & { quoteValidityDays: number };
 
 const DAY_MS = 86_400_000;
 
@@ -126,14 +127,14 @@ export async function createQuote(ctx: AppContext, accountId: string, request: L
   return ctx.store.transaction(async (tx) => {
     const { quoteValidityDays, ...figures } = await priceLoan(tx, accountId, request);
     const now = ctx.clock.now();
-    const quote: Quote = {
+    const quote: QuoteRecord = {
       quoteId: newId('qte', now.getTime()),
       ...figures,
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + quoteValidityDays * DAY_MS).toISOString(),
     };
     await insertQuote(tx, accountId, quote);
-    return quote;
+    return { ...quote, livemode: isLivemode(accountId) };
   });
 }
 
@@ -141,7 +142,7 @@ export async function createQuote(ctx: AppContext, accountId: string, request: L
 export async function getQuote(ctx: AppContext, accountId: string, quoteId: string): Promise<Quote> {
   const quote = await ctx.store.read((db) => findQuote(db, accountId, quoteId));
   if (!quote) throw fail.notFound(`No quote ${quoteId} in this account.`);
-  return quote;
+  return { ...quote, livemode: isLivemode(accountId) };
 }
 
 /**
@@ -161,13 +162,15 @@ export async function getQuoteSchedule(ctx: AppContext, accountId: string, quote
       interest: row.interest.toNumber(),
       balance: row.balance.toNumber(),
     })),
+    livemode: quote.livemode,
   };
 }
 
 export async function getPricingSettings(ctx: AppContext, accountId: string): Promise<PricingSettings> {
   const stored = await ctx.store.read((db) => findRateSheet(db, accountId));
-  if (!stored) return { rateSheet: structuredClone(DEFAULT_RATE_SHEET), isDefault: true, updatedAt: null };
-  return { rateSheet: JSON.parse(stored.sheetJson) as RateSheet, isDefault: false, updatedAt: stored.updatedAt };
+  const livemode = isLivemode(accountId);
+  if (!stored) return { rateSheet: structuredClone(DEFAULT_RATE_SHEET), isDefault: true, updatedAt: null, livemode };
+  return { rateSheet: JSON.parse(stored.sheetJson) as RateSheet, isDefault: false, updatedAt: stored.updatedAt, livemode };
 }
 
 /** Replaces the account's sheet, whole or not at all: 400 for form problems, 422 for broken rules, each with pointers. */
@@ -190,7 +193,7 @@ export async function setRateSheet(ctx: AppContext, accountId: string, sheet: Ra
     baseRates: [...sheet.baseRates].sort((a, b) => a.minTermYears - b.minTermYears),
   };
   await ctx.store.transaction((tx) => saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt));
-  return { rateSheet: normalized, isDefault: false, updatedAt };
+  return { rateSheet: normalized, isDefault: false, updatedAt, livemode: isLivemode(accountId) };
 }
 
 function more(count: number): string {

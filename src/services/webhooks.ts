@@ -7,6 +7,7 @@ import { lockAccount } from '../store/accounts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import { findDelivery, scheduleRetry } from '../store/outbox.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
@@ -53,10 +54,11 @@ export function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
     failingSince: e.failingSince,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
+    livemode: isLivemode(e.accountId),
   };
 }
 
-function toAttempt(a: DeliveryAttemptRecord): WebhookDeliveryAttempt {
+function toAttempt(a: DeliveryAttemptRecord, livemode: boolean): WebhookDeliveryAttempt {
   return {
     attemptId: a.attemptId,
     eventId: a.eventId,
@@ -69,6 +71,7 @@ function toAttempt(a: DeliveryAttemptRecord): WebhookDeliveryAttempt {
     error: a.error,
     durationMs: a.durationMs,
     nextAttemptAt: a.nextAttemptAt,
+    livemode,
   };
 }
 
@@ -142,7 +145,7 @@ export async function listWebhooks(ctx: AppContext, accountId: string, page: Pag
 export async function listWebhookDeliveries(ctx: AppContext, accountId: string, webhookId: string, page: PageRequest): Promise<Page<WebhookDeliveryAttempt>> {
   await requireEndpoint(ctx, accountId, webhookId);
   const found = await ctx.store.read((db) => listAttempts(db, webhookId, page));
-  return { ...found, items: found.items.map(toAttempt) };
+  return { ...found, items: found.items.map((a) => toAttempt(a, isLivemode(accountId))) };
 }
 
 export async function createWebhook(
@@ -252,7 +255,7 @@ export async function sendTestEvent(
     if (!endpoint.enabled) throw disabledProblem(endpoint);
     return publishEvent(tx, { accountId, payload, occurredAt: ctx.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
   });
-  return { eventId: result.eventId, event: type!, webhookId, test: true, payload };
+  return { eventId: result.eventId, event: type!, webhookId, test: true, payload, livemode: isLivemode(accountId) };
 }
 
 /** Makes the event's delivery to the endpoint due now. */
@@ -272,7 +275,7 @@ export async function retryDelivery(
     await scheduleRetry(tx, accountId, webhookId, eventId, now);
     const event = (await findEventType(tx, accountId, eventId)) as WebhookEventType;
     const queued = (await findDelivery(tx, accountId, webhookId, eventId, now))!;
-    return { webhookId, eventId, event, state: queued.state, attempts: queued.attempts, nextAttemptAt: queued.nextAttemptAt };
+    return { webhookId, eventId, event, state: queued.state, attempts: queued.attempts, nextAttemptAt: queued.nextAttemptAt, livemode: isLivemode(accountId) };
   });
   nudgeDispatchers();
   return result;

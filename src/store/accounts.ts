@@ -35,6 +35,18 @@ export async function insertAccount(tx: SqlExecutor, account: AccountRecord): Pr
   ]);
 }
 
+/**
+ * The account's test environment: a twin row owning the account's test records, with the
+ * account's name, email and currency (src/domain/accounts/environments.ts gives its id).
+ */
+export async function insertTestEnvironment(tx: SqlExecutor, accountId: string, testEnvironmentId: string): Promise<void> {
+  await tx.run(
+    `INSERT INTO accounts (id, name, email, currency, created_at, live_account_id)
+     SELECT ?, name, email, currency, created_at, id FROM accounts WHERE id = ?`,
+    [testEnvironmentId, accountId],
+  );
+}
+
 export async function findAccount(db: SqlExecutor, accountId: string): Promise<AccountRecord | undefined> {
   const row = await db.get<AccountRow>('SELECT id, name, email, currency, created_at FROM accounts WHERE id = ?', [accountId]);
   return row && toRecord(row);

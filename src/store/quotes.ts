@@ -6,7 +6,9 @@ import { Decimal } from 'decimal.js';
 import type { components } from '../../generated/api.d.ts';
 import type { SqlExecutor } from './store.ts';
 
-type Quote = components['schemas']['Quote'];
+/** A stored quote as the API shows it, less `livemode` (the owner's mode, added by the use case). */
+export type QuoteRecord = Omit<components['schemas']['Quote'], 'livemode'>;
+type Quote = QuoteRecord;
 type QuoteFee = components['schemas']['QuoteFee'];
 
 interface QuoteRow {

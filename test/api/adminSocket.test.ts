@@ -60,7 +60,7 @@ describe('framing: one line, one command, exactly once', () => {
     await app?.close();
   });
 
-  const accounts = async () => (await app.ctx.store.read((db) => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM accounts')))!.n;
+  const accounts = async () => (await app.ctx.store.read((db) => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM accounts WHERE live_account_id IS NULL')))!.n;
   const request = (name: string) => JSON.stringify({ command: 'account create', flags: { name, email: 'ops@framing.test' } });
 
   /** Sends each chunk as its own write (waiting for it to leave before the next), half-closes, and collects the answer lines. */

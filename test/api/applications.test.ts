@@ -410,6 +410,7 @@ describe('getUnderwritingRules', () => {
       creditScore: { approveAtLeast: 620, referAtLeast: 580 },
       loanAmount: { approveAtMost: 832750, referAtMost: 1249125 },
       updatedAt: null,
+      livemode: true,
     });
   });
 

@@ -92,6 +92,7 @@ describe('verifyBankDetails', () => {
         nameMatch: { score: 1, outcome: 'match', threshold: 0.85 },
         failedChecks: [],
         checkedAt: now.toISOString(),
+        livemode: true,
       });
       const history = await recorded(lender, mortgageId);
       expect(history).toHaveLength(1);

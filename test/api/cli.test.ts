@@ -77,7 +77,9 @@ describe('with the server stopped', () => {
   it('without --json prints one "field: value" line per field', async () => {
     const run = await runAdmin(['account', 'create', '--name', 'Plain Output', '--email', 'plain@output.test'], { dataDir });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^accountId: acc-[0-9a-z]{26}\nkeyId: key-[0-9a-z]{26}\napiKey: mos_live_[0-9A-Za-z]{38}\n$/);
+    expect(run.stdout).toMatch(
+      /^accountId: acc-[0-9a-z]{26}\nkeyId: key-[0-9a-z]{26}\napiKey: mos_live_[0-9A-Za-z]{38}\ntestKeyId: key-[0-9a-z]{26}\ntestApiKey: mos_test_[0-9A-Za-z]{38}\n$/,
+    );
   });
 });
 

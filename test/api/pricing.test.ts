@@ -28,7 +28,7 @@ describe('getPricing', () => {
     const account = await app.newAccount();
     const { data, response } = await account.client.GET('/v1/pricing');
     expect(response.status).toBe(200);
-    expect(data).toEqual({ rateSheet: DEFAULT_RATE_SHEET, isDefault: true, updatedAt: null });
+    expect(data).toEqual({ rateSheet: DEFAULT_RATE_SHEET, isDefault: true, updatedAt: null, livemode: true });
   });
 
   it('the default sheet documented in the contract is the one applied', () => {

@@ -16,6 +16,8 @@ import {
   HarnessGap,
   buildRequest,
   createPathResources,
+  inTestMode,
+  isTestModePath,
   label,
   parameters,
   requiredRole,
@@ -98,7 +100,7 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
   it('no credentials → 401', () => expectUnauthorized(op, undefined));
 
   it('an unknown, well-formed credential → 401', () =>
-    expectUnauthorized(op, `Bearer ${schemes.includes('apiKey') ? generateApiKey() : madeUpBankToken()}`));
+    expectUnauthorized(op, `Bearer ${schemes.includes('apiKey') ? generateApiKey(true) : madeUpBankToken()}`));
 
   it('a revoked API key → 401', () => expectUnauthorized(op, `Bearer ${revokedKey}`));
 
@@ -142,6 +144,32 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
       // The same request from the owner must find the resource, or the 404 above proves nothing.
       const own = await send(op, { authorization: `Bearer ${owner.apiKey}`, pathValues: ids });
       expect(own.response.status, `${label(op)} as the owner, ids ${JSON.stringify(ids)}: ${JSON.stringify(own.body)}`).not.toBe(404);
+    });
+
+    it("the other mode's resource → 404 both ways: a test key on a live id, a live key on a test id", async () => {
+      const live = await createPathResources(app, owner, op);
+      const testOnLive = await send(op, { authorization: `Bearer ${owner.testKey}`, pathValues: live });
+      expect(testOnLive.response.status, `${label(op)} with the test key, live ids ${JSON.stringify(live)}: ${JSON.stringify(testOnLive.body)}`).toBe(404);
+      expect(testOnLive.body).toMatchObject({ status: 404, code: 'not_found' });
+
+      const test = await createPathResources(app, inTestMode(owner), op);
+      const liveOnTest = await send(op, { authorization: `Bearer ${owner.apiKey}`, pathValues: test });
+      expect(liveOnTest.response.status, `${label(op)} with the live key, test ids ${JSON.stringify(test)}: ${JSON.stringify(liveOnTest.body)}`).toBe(404);
+      expect(liveOnTest.body).toMatchObject({ status: 404, code: 'not_found' });
+
+      // The test key reaches what it made, or the 404s above prove nothing.
+      const own = await send(op, { authorization: `Bearer ${owner.testKey}`, pathValues: test });
+      expect(own.response.status, `${label(op)} with the test key, test ids ${JSON.stringify(test)}: ${JSON.stringify(own.body)}`).not.toBe(404);
+    });
+  }
+
+  if (schemes.includes('apiKey') && isTestModePath(op)) {
+    it('a live key → 404 (test mode only), while a test key reaches it', async () => {
+      const live = await send(op, { authorization: `Bearer ${owner.apiKey}` });
+      expect(live.response.status, JSON.stringify(live.body)).toBe(404);
+      expect(live.body).toMatchObject({ status: 404, code: 'not_found' });
+      const test = await send(op, { authorization: `Bearer ${owner.testKey}` });
+      expect(test.response.status, JSON.stringify(test.body)).not.toBe(404);
     });
   }
 });

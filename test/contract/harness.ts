@@ -246,8 +246,9 @@ export async function createPathResources(app: TestApp, owner: TestAccount, op: 
   return ids;
 }
 
-/** A valid credential of `scheme` for `owner` (its admin API key for `apiKey`). */
+/** A valid credential of `scheme` for `owner` (its admin API key for `apiKey`; its test one on test mode's own paths). */
 export async function credentialFor(app: TestApp, owner: TestAccount, scheme: string, op?: SpecOperation): Promise<string> {
+  if (scheme === 'apiKey' && op && isTestModePath(op)) return owner.testKey;
   const factory = credentialFactories[scheme];
   if (!factory) {
     throw new HarnessGap(
@@ -256,6 +257,16 @@ export async function credentialFor(app: TestApp, owner: TestAccount, scheme: st
     );
   }
   return factory(app, owner);
+}
+
+/** Test mode's own operations (`/v1/test/…`), which only a test key reaches. */
+export function isTestModePath(op: SpecOperation): boolean {
+  return op.pathTemplate.startsWith('/v1/test/');
+}
+
+/** The same account acting in test mode: its test admin key and client in place of the live ones. */
+export function inTestMode(owner: TestAccount): TestAccount {
+  return { ...owner, apiKey: owner.testKey, client: owner.test };
 }
 
 /** Waits until no write is queued or running in the app's store, and the LSN holds still. */

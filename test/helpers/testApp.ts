@@ -34,6 +34,9 @@ export interface TestAccount {
   /** A member key of the account and a client that sends it. */
   memberKey: string;
   member: ApiClient;
+  /** The account's first test-mode admin key (`mos_test_…`) and a client that sends it. */
+  testKey: string;
+  test: ApiClient;
 }
 
 export interface TestApp {
@@ -118,7 +121,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     anonymous: apiClient(baseUrl),
     clientFor,
     async newAccount(name = 'Harbor Lending') {
-      const { account, firstKey } = await createAccount(ctx, { name, email: 'ops@harborlending.test' });
+      const { account, firstKey, firstTestKey } = await createAccount(ctx, { name, email: 'ops@harborlending.test' });
       const member = await createApiKey(ctx, account.accountId, { role: 'member', name: 'Member key' });
       return {
         accountId: account.accountId,
@@ -126,6 +129,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         client: clientFor(firstKey.apiKey),
         memberKey: member.apiKey,
         member: clientFor(member.apiKey),
+        testKey: firstTestKey.apiKey,
+        test: clientFor(firstTestKey.apiKey),
       };
     },
     async revokedKey(accountId) {

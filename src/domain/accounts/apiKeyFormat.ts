@@ -1,6 +1,7 @@
 /**
- * The shape of an API key secret: `mos_live_` + 32 base62 characters of randomness (190 bits)
- * + a 6-character base62 CRC-32 checksum of that randomness.
+ * The shape of an API key secret: `mos_live_` (live mode) or `mos_test_` (test mode) + 32 base62
+ * characters of randomness (190 bits) + a 6-character base62 CRC-32 checksum of that randomness.
+ * The prefix tells people, logs and scanners at a glance which environment a key acts in.
  *
  * The fixed prefix lets secret scanners (GitHub secret scanning, gitleaks) recognise a leaked key;
  * the checksum lets the service, and scanners, reject a mistyped or made-up key without a
@@ -10,7 +11,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
-export const API_KEY_PREFIX = 'mos_live_';
+export const LIVE_KEY_PREFIX = 'mos_live_';
+export const TEST_KEY_PREFIX = 'mos_test_';
+const PREFIX_LENGTH = LIVE_KEY_PREFIX.length;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
@@ -40,15 +43,29 @@ function randomBase62(length: number): string {
   return out;
 }
 
-export function generateApiKey(): string {
+function keyPrefix(livemode: boolean): string {
+  return livemode ? LIVE_KEY_PREFIX : TEST_KEY_PREFIX;
+}
+
+export function generateApiKey(livemode: boolean): string {
   const randomPart = randomBase62(RANDOM_LENGTH);
-  return `${API_KEY_PREFIX}${randomPart}${checksum(randomPart)}`;
+  return `${keyPrefix(livemode)}${randomPart}${checksum(randomPart)}`;
+}
+
+/** True when the token starts like an API key of either mode (checksum not checked). */
+export function looksLikeApiKey(token: string): boolean {
+  return token.startsWith(LIVE_KEY_PREFIX) || token.startsWith(TEST_KEY_PREFIX);
+}
+
+/** The mode a well-formed key's prefix names. */
+export function apiKeyLivemode(apiKey: string): boolean {
+  return apiKey.startsWith(LIVE_KEY_PREFIX);
 }
 
 /** True when the string is shaped like an API key and its checksum is right. */
 export function isWellFormedApiKey(candidate: string): boolean {
-  if (!candidate.startsWith(API_KEY_PREFIX)) return false;
-  const body = candidate.slice(API_KEY_PREFIX.length);
+  if (!looksLikeApiKey(candidate)) return false;
+  const body = candidate.slice(PREFIX_LENGTH);
   if (body.length !== RANDOM_LENGTH + CHECKSUM_LENGTH || !/^[0-9A-Za-z]+$/.test(body)) return false;
   return checksum(body.slice(0, RANDOM_LENGTH)) === body.slice(RANDOM_LENGTH);
 }
@@ -59,5 +76,5 @@ export function hashApiKey(apiKey: string): string {
 
 /** What a key list shows instead of the secret: the prefix and the last four characters. */
 export function apiKeyHint(apiKey: string): string {
-  return `${API_KEY_PREFIX}…${apiKey.slice(-4)}`;
+  return `${apiKey.slice(0, PREFIX_LENGTH)}…${apiKey.slice(-4)}`;
 }

@@ -15,7 +15,7 @@
  */
 import type { components } from '../../../generated/api.d.ts';
 
-export type UnderwritingRules = Omit<components['schemas']['UnderwritingRules'], 'updatedAt'>;
+export type UnderwritingRules = Omit<components['schemas']['UnderwritingRules'], 'updatedAt' | 'livemode'>;
 export type RuleKey = keyof UnderwritingRules;
 
 export const DEFAULT_RULES: UnderwritingRules = {

@@ -5,7 +5,17 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { API_KEY_PREFIX, apiKeyHint, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../../src/domain/accounts/apiKeyFormat.ts';
+import {
+  LIVE_KEY_PREFIX as API_KEY_PREFIX,
+  TEST_KEY_PREFIX,
+  apiKeyHint,
+  apiKeyLivemode,
+  generateApiKey as generateAnyApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+} from '../../../src/domain/accounts/apiKeyFormat.ts';
+
+const generateApiKey = () => generateAnyApiKey(true);
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SHAPE = /^mos_live_[0-9A-Za-z]{38}$/;
@@ -17,6 +27,19 @@ describe('generateApiKey', () => {
       expect(key).toMatch(SHAPE);
       expect(key.startsWith(API_KEY_PREFIX)).toBe(true);
       expect(isWellFormedApiKey(key)).toBe(true);
+    }
+  });
+
+  it('makes test-mode keys mos_test_ + the same 38 characters, and each prefix names its mode', () => {
+    for (let i = 0; i < 50; i++) {
+      const test = generateAnyApiKey(false);
+      expect(test).toMatch(/^mos_test_[0-9A-Za-z]{38}$/);
+      expect(isWellFormedApiKey(test)).toBe(true);
+      expect(apiKeyLivemode(test)).toBe(false);
+      expect(apiKeyLivemode(generateApiKey())).toBe(true);
+      expect(apiKeyHint(test)).toBe(`mos_test_…${test.slice(-4)}`);
+      // The checksum covers the random part only: the same body under the other prefix is the other mode's key shape.
+      expect(isWellFormedApiKey(`${API_KEY_PREFIX}${test.slice(TEST_KEY_PREFIX.length)}`)).toBe(true);
     }
   });
 
@@ -74,8 +97,9 @@ describe('isWellFormedApiKey', () => {
   it('rejects other prefixes, other alphabets and lookalikes', () => {
     const body = generateApiKey().slice(API_KEY_PREFIX.length);
     for (const candidate of [
-      `mos_test_${body}`,
+      `mos_prod_${body}`,
       `MOS_LIVE_${body}`,
+      `MOS_TEST_${body}`,
       `mos_live-${body}`,
       `mos_live_${body.slice(0, -1)}_`,
       `mos_live_${body} `,
