@@ -64,7 +64,8 @@ async function setUp(engine: 'sqljs' | 'postgres', instances: number): Promise<S
   };
   try {
     const first = path.join(root, 'data-0');
-    const { apiKey } = await createAccountWithCli(first, 'Bench Lending', 'bench@harborlending.test', database ? { DATABASE_URL: database.url } : {});
+    // The command opens the database as an instance does: the same SECRETS_KEY, or it is refused.
+    const { apiKey } = await createAccountWithCli(first, 'Bench Lending', 'bench@harborlending.test', database ? { DATABASE_URL: database.url, SECRETS_KEY } : {});
     for (let i = 0; i < instances; i++) services.push(await startService({ dataDir: path.join(root, `data-${i}`), env }));
     const label = engine === 'sqljs' ? 'sql.js      ' : `postgres ×${instances}`;
     return { label, services, apiKey, database, cleanup };

@@ -33,11 +33,12 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   if (options.database.url !== null) {
     // Without SECRETS_KEY the key file lives in DATA_DIR (one instance; several need SECRETS_KEY, see README).
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    const { keyring } = await loadKeyring(options.dataDir, options.secrets ?? {});
+    const { keyring, keyFile } = await loadKeyring(options.dataDir, options.secrets ?? {});
     return openPgStore({
       url: options.database.url,
       poolMax: options.database.poolMax,
       sealer: keyring,
+      sealerOrigin: keyFile === null ? 'SECRETS_KEY' : `the key file ${keyFile}, as SECRETS_KEY is unset`,
       ...(options.onLog ? { onLog: options.onLog } : {}),
     });
   }

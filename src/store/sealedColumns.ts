@@ -2,9 +2,11 @@
  * Which columns hold sealed secrets (see src/store/engine/sealing.ts), the additional data that
  * binds each sealed value to its row, and the pass that (re-)seals every such value under the
  * current key: at open (values stored in plain text before sealing existed, or under an older
- * key) and when the key is rotated.
+ * key) and when the key is rotated. Also which keys the stored values need, for the check a
+ * PostgreSQL instance passes at open (src/store/postgres/secretsKey.ts).
  */
-import type { SecretSealer, Tx } from './store.ts';
+import { SEALED_HEAD_CHARS, sealedKeyId } from './engine/sealing.ts';
+import type { SecretSealer, SqlExecutor, Tx } from './store.ts';
 
 /** The sealing context of a webhook endpoint's current and previous signing secrets. */
 export const webhookSecretContext = (webhookId: string): string => `webhook_endpoints:${webhookId}`;
@@ -47,10 +49,35 @@ export async function resealSecrets(tx: Tx, tables: ReadonlySet<string>): Promis
         if (value === null || value === undefined) continue;
         const next = resealed(tx.sealer, value, context(id));
         if (next === null) continue;
-        await tx.run(`UPDATE ${table} SET ${column} = ? WHERE id = ?`, [next, id]);
-        changed++;
+        // Only if the value is still the one read: on PostgreSQL another instance may have just
+        // rotated this secret, and its new value must not be overwritten with the old one.
+        const { changes } = await tx.run(`UPDATE ${table} SET ${column} = ? WHERE id = ? AND ${column} = ?`, [next, id, value]);
+        changed += changes;
       }
     }
   }
   return changed;
+}
+
+/** The keys the stored secrets are sealed under, by id, and whether any is stored unsealed. */
+export interface SealedInventory {
+  keyIds: Set<string>;
+  unsealed: boolean;
+}
+
+/** Which keys are needed to open the stored secrets: a scan of the sealed values' heads, never of the secrets. */
+export async function sealedInventory(db: SqlExecutor, tables: ReadonlySet<string>): Promise<SealedInventory> {
+  const inventory: SealedInventory = { keyIds: new Set(), unsealed: false };
+  for (const { table, columns } of SEALED_COLUMNS) {
+    if (!tables.has(table)) continue;
+    for (const column of columns) {
+      const heads = await db.all<{ head: string }>(`SELECT DISTINCT substr(${column}, 1, ${SEALED_HEAD_CHARS}) AS head FROM ${table} WHERE ${column} IS NOT NULL`);
+      for (const { head } of heads) {
+        const keyId = sealedKeyId(head);
+        if (keyId === null) inventory.unsealed = true;
+        else inventory.keyIds.add(keyId);
+      }
+    }
+  }
+  return inventory;
 }

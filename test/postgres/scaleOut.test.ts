@@ -79,7 +79,8 @@ describe('two instances on one database', () => {
     // Both start together: the migrations run once, under the advisory lock.
     [a, b] = await Promise.all([instance(), instance()]);
     // The admin command line against DATABASE_URL, while both run.
-    ({ apiKey } = await createAccountWithCli(a.dataDir, 'Scale Lending', 'ops@scale.test', { DATABASE_URL: database.url }));
+    // It opens the database as an instance does, so it needs the instances' SECRETS_KEY too (else it is refused).
+    ({ apiKey } = await createAccountWithCli(a.dataDir, 'Scale Lending', 'ops@scale.test', { DATABASE_URL: database.url, SECRETS_KEY }));
     receiver = await startReceiver();
     cleanups.push(() => receiver.close());
   }, 60_000);
@@ -195,7 +196,7 @@ describe('rate limits shared by the instances', () => {
     const [a, b] = await Promise.all([instance(env), instance(env)]);
     const run = await runAdmin(['account', 'create', '--name', 'Limited Lending', '--email', 'ops@limited.test', '--json'], {
       dataDir: a.dataDir,
-      env: { DATABASE_URL: database.url },
+      env: { DATABASE_URL: database.url, SECRETS_KEY },
     });
     expect(run.code).toBe(0);
     const { apiKey } = JSON.parse(run.stdout) as { apiKey: string };

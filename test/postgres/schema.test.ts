@@ -13,8 +13,11 @@ import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 
 /** sql.js only: the engine's own bookkeeping (the LSN in the snapshot). */
 const SQLJS_ONLY = ['_engine_meta'];
-/** PostgreSQL only: what sql.js keeps on disk (document bytes) or in its one process (rate-limit counters). */
-const POSTGRES_ONLY = ['document_chunks', 'rate_limit_counters'];
+/**
+ * PostgreSQL only: what sql.js keeps on disk (document bytes, the sealing key beside the data in
+ * its key file) or in its one process (rate-limit counters).
+ */
+const POSTGRES_ONLY = ['document_chunks', 'rate_limit_counters', 'secrets_key'];
 
 let dir: string;
 let sqljs: SqlJsStore;

@@ -49,6 +49,17 @@ export class StoreCorruptionError extends Error {
   }
 }
 
+/**
+ * PostgreSQL: this instance's keyring cannot open secrets sealed in the shared database (another
+ * instance runs with another SECRETS_KEY); the store refuses to open. The message names the fix.
+ */
+export class SecretsKeyMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretsKeyMismatchError';
+  }
+}
+
 /** Another live process holds the data directory's LOCK file. */
 export class DataDirLockedError extends Error {
   readonly pid: number;

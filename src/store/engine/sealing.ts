@@ -18,9 +18,14 @@ export const SECRETS_KEY_FILE = 'secrets.key';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
+/** Hex characters of a key id. */
+const KEY_ID_CHARS = 12;
+/** Characters of a sealed value up to and including the colon after its key id. */
+export const SEALED_HEAD_CHARS = SEALED_PREFIX.length + KEY_ID_CHARS + 1;
 
+/** The id of a key: a fingerprint that names it in sealed values and records, from which the key cannot be found. */
 export function secretsKeyId(key: Buffer): string {
-  return createHash('sha256').update('mortgage-origination/secrets-key-id\0').update(key).digest('hex').slice(0, 12);
+  return createHash('sha256').update('mortgage-origination/secrets-key-id\0').update(key).digest('hex').slice(0, KEY_ID_CHARS);
 }
 
 /** A key from its text: base64, base64url or hex of 32 bytes. */
@@ -41,6 +46,13 @@ export function encodeSecretsKey(key: Buffer): string {
   return key.toString('base64');
 }
 
+/** The id of the key `value` was sealed under; null for a value that is not sealed. */
+export function sealedKeyId(value: string): string | null {
+  if (!value.startsWith(SEALED_PREFIX)) return null;
+  const colon = value.indexOf(':', SEALED_PREFIX.length);
+  return colon < 0 ? null : value.slice(SEALED_PREFIX.length, colon);
+}
+
 export class SecretKeyring implements SecretSealer {
   readonly #keys = new Map<string, Buffer>();
   #primary: string;
@@ -53,6 +65,16 @@ export class SecretKeyring implements SecretSealer {
 
   get primaryKeyId(): string {
     return this.#primary;
+  }
+
+  /** The ids of every loaded key, the sealing one first. */
+  get keyIds(): string[] {
+    return [this.#primary, ...[...this.#keys.keys()].filter((id) => id !== this.#primary)];
+  }
+
+  /** True when the key of id `keyId` is loaded (values sealed under it open). */
+  hasKey(keyId: string): boolean {
+    return this.#keys.has(keyId);
   }
 
   /** Makes `key` the sealing key; the others stay to open values not yet re-sealed. */

@@ -12,13 +12,17 @@
  * - listen(): one dedicated connection runs LISTEN and reconnects when it drops.
  * - migrations: `src/store/postgres/migrations/NNN_*.sql`, applied at open under a session-level
  *   advisory lock, so instances starting together migrate once.
+ * - the sealing key: an instance whose keyring cannot open the secrets another sealed is refused
+ *   at open (./secretsKey.ts).
  */
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StoreUnavailableError } from '../engine/errors.ts';
 import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
-import type { Row, SecretSealer, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import type { SecretKeyring } from '../engine/sealing.ts';
+import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import { adoptSecretsKey } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -35,9 +39,12 @@ export interface PgStoreOptions {
   onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /**
    * Seals secret columns (webhook signing secrets, bank partner credentials). Every instance on one
-   * database must hold the same key (SECRETS_KEY), or it cannot open what another sealed.
+   * database must hold the same key (SECRETS_KEY), or it cannot open what another sealed: the store
+   * refuses to open when it cannot (see ./secretsKey.ts).
    */
-  sealer: SecretSealer;
+  sealer: SecretKeyring;
+  /** Where the sealing key came from ("SECRETS_KEY", "the key file …"), for the message of a refusal. */
+  sealerOrigin?: string;
 }
 
 export interface PgStoreStats {
@@ -84,7 +91,7 @@ class PgEngine implements PgStore {
   private listenerStarting: Promise<void> | null = null;
   private listenRetry: NodeJS.Timeout | undefined;
   private readonly config: pg.ClientConfig;
-  private readonly sealer: SecretSealer;
+  private readonly sealer: SecretKeyring;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
@@ -445,6 +452,10 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
   const engine = new PgEngine(options);
   try {
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+    const adopted = await engine.transaction((tx) => adoptSecretsKey(tx, options.sealer, options.sealerOrigin ?? 'SECRETS_KEY'));
+    if (adopted.previousKeyId !== null || adopted.resealed > 0) {
+      options.onLog?.('info', 'secrets sealed under this instance\'s key', { engine: 'postgres', ...adopted });
+    }
   } catch (err) {
     await engine.close().catch(() => {});
     throw err;
