@@ -3,10 +3,10 @@
  * follows the events feed (GET /v1/events) from now on, and POSTs each new event's payload to
  * --to with Standard Webhooks headers (`webhook-id` is the event's id, as in a real delivery). No
  * endpoint is registered and no allow-list is needed: the service never connects to your machine,
- * this tool does. Use a test-mode key to watch test-mode events.
+ * this tool does. The key decides whose events: a test-mode key forwards test-mode events.
  *
- *   npm run webhooks:forward -- --api-key mos_test_... --to http://localhost:9000/hooks
- *   npm run webhooks:forward -- --api-key mos_test_... --to http://localhost:9000/hooks --secret whsec_... --base-url https://api.example
+ *   npm run webhooks:forward -- --api-key $KEY --to http://localhost:9000/hooks
+ *   npm run webhooks:forward -- --api-key $KEY --to http://localhost:9000/hooks --secret whsec_... --base-url https://api.example
  *
  * Options: --api-key (required; any role may read the feed), --to (required; the receiver's URL),
  * --secret (the whsec_ secret to sign with; without it a new one is made and printed, give it to

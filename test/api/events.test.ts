@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { publish } from '../../src/events/outbox.ts';
 import { newId } from '../../src/ids.ts';
-import { pruneExpiredEvents } from '../../src/services/events.ts';
+import { startBackgroundWork } from '../../src/background.ts';
+import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from '../../src/services/events.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock, startReceiver } from './webhooksReceiver.ts';
 
@@ -286,6 +287,13 @@ describe('retention (EVENT_RETENTION_DAYS)', () => {
       await receiver.close();
     }
   }, 30_000);
+
+  it('the sweep is background work of the server, run hourly', async () => {
+    const tasks = startBackgroundWork(kept.ctx);
+    await Promise.all(tasks.map((t) => t.stop()));
+    expect(tasks.map((t) => t.name)).toContain('event-retention');
+    expect(EVENT_PRUNE_INTERVAL_MS).toBe(3_600_000);
+  });
 
   it('the sweep deletes in batches until nothing older is left', async () => {
     const account = await kept.newAccount('Many Old Events');
