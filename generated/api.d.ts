@@ -378,6 +378,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{webhookId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an endpoint's missed events again
+         * @description For an endpoint that was down past the retry schedule (or disabled): makes due at once, for
+         *     this endpoint, every event kept since `since` of the kinds it chooses now, except those it
+         *     already acknowledged with a 2xx and those an attempt is under way for. Deliveries keep their
+         *     `webhook-id`, so a receiver that has one drops the duplicate; each goes on the retry schedule
+         *     where its delivery left off. `since` must lie within the retention period
+         *     (`EVENT_RETENTION_DAYS`, 30 days by default; 422 `since_before_retention`) and not in the future
+         *     (422 `since_in_future`). A disabled endpoint answers 409 `webhook_disabled`: enable it first.
+         *     Test events are not recovered. Needs an admin key.
+         */
+        post: operations["recoverWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's events
+         * @description Every event of the account, newest first, with exactly the payload its webhook deliveries
+         *     carry, whether or not an endpoint chose it: a feed to reconcile against, or to follow
+         *     (`npm run webhooks:forward` polls it). Events are kept for `EVENT_RETENTION_DAYS` (30 days by
+         *     default). Test events sent to one endpoint (`POST /v1/webhooks/{webhookId}/test`) are samples,
+         *     not events of the account, and are not listed. Any key of the account may read it.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the account with the payload its deliveries carry. An event older than the
+         *     retention period (`EVENT_RETENTION_DAYS`, 30 days by default), a test event, and another
+         *     account's event answer 404. Any key of the account may read it.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/applications": {
         parameters: {
             query?: never;
@@ -905,7 +978,7 @@ export interface components {
              *     | `unknown_format` | 400 | `exportMortgages`: a `format` the account does not have (`validFormats` lists those it has) |
              *     | `unknown_fields` | 400 | `exportMortgages`: `fields` names an unknown field |
              *     | `fields_not_supported` | 400 | `exportMortgages`: `fields` with a custom format |
-             *     | `invalid_date_range` | 400 | `exportMortgages`: `createdFrom` not before `createdTo` |
+             *     | `invalid_date_range` | 400 | `exportMortgages`, `listEvents`: `createdFrom` not before `createdTo` |
              *     | `too_many_files` | 400 | `uploadDocument`: more than one file part |
              *     | `too_many_fields` | 400 | `uploadDocument`: too many form fields |
              *     | `empty_file` | 400 | `uploadDocument`: an empty file |
@@ -919,7 +992,7 @@ export interface components {
              *     | `application_closed` | 409 | `uploadDocument`: the application takes no more documents |
              *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
              *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
-             *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`: the endpoint is disabled |
+             *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`, `recoverWebhookEvents`: the endpoint is disabled |
              *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
              *     | `idempotency_in_progress` | 409 | every `POST`: a request with the same `Idempotency-Key` is still running |
              *     | `webhook_url_already_registered` | 409 | `createWebhook`, `updateWebhook`: another endpoint of the account has this URL (`existingWebhookId`) |
@@ -944,6 +1017,8 @@ export interface components {
              *     | `webhook_url_invalid` | 422 | `createWebhook`, `updateWebhook`: not an absolute URL, or too long |
              *     | `unknown_event_type` | 422 | `createWebhook`, `updateWebhook`: an event name that is not one of the webhooks |
              *     | `webhook_endpoint_limit_reached` | 422 | `createWebhook`: the account has as many endpoints as it may register (`limit`) |
+             *     | `since_before_retention` | 422 | `recoverWebhookEvents`: `since` lies before the oldest event kept (`earliestSince`) |
+             *     | `since_in_future` | 422 | `recoverWebhookEvents`: `since` is later than now |
              *     | `api_key_limit_reached` | 422 | `createApiKey`: the account holds as many active keys as it may (`limit`) |
              *     | `rate_limited` | 429 | every operation: the key (or the bank partner's tokens) used its requests for the minute |
              *     | `verification_attempts_exceeded` | 429 | `verifyBankDetails`: too many failed verifications in the last hour |
@@ -1855,6 +1930,55 @@ export interface components {
              */
             nextAttemptAt: string | null;
             livemode: components["schemas"]["Livemode"];
+        };
+        /** @description From when to deliver the endpoint's events again. */
+        WebhookRecoverRequest: {
+            /**
+             * @description Events that happened at or after this moment are queued again: a date-time with an offset
+             *     (`2026-11-20T09:00:00Z`) or a date (`2026-11-20`, midnight UTC). It must lie within the
+             *     retention period (`EVENT_RETENTION_DAYS`, 30 days by default) and not in the future.
+             * @example 2026-11-20T09:00:00.000Z
+             */
+            since: string;
+        };
+        /** @description What a recovery queued for the endpoint. */
+        WebhookRecovery: {
+            webhookId: components["schemas"]["WebhookEndpointId"];
+            /** @description The start of the window, as the service read `since`. */
+            since: components["schemas"]["Timestamp"];
+            /** @description The end of the window (the moment of the request); later events are delivered as usual. */
+            until: components["schemas"]["Timestamp"];
+            /**
+             * @description Events of the window, of the kinds the endpoint chose, now due for delivery to it: those whose
+             *     delivery failed or is still waiting for a retry, and those it never got (it was disabled, or
+             *     did not choose the kind then).
+             * @example 12
+             */
+            queued: number;
+            /**
+             * @description Events of the window the endpoint already acknowledged with a 2xx; they are not sent again.
+             * @example 40
+             */
+            alreadyDelivered: number;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description One event of the account: its id (the `webhook-id` of every delivery of it), its kind, when it
+         *     happened, and exactly the payload its webhook deliveries carry. Events are kept for
+         *     `EVENT_RETENTION_DAYS` (30 by default); older ones are gone from the feed.
+         */
+        Event: {
+            eventId: components["schemas"]["EventId"];
+            event: components["schemas"]["WebhookEventType"];
+            /** @description When the event happened (the moment the change that caused it was committed). */
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description The payload every delivery of this event carries, byte for byte once serialised as JSON. */
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A page of the account's events, newest first. */
+        EventList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["Event"][];
         };
         /**
          * @description Where the application is in its life. `draft` while it is being prepared and may be edited;
@@ -3026,6 +3150,22 @@ export interface components {
             };
         };
         /**
+         * @description The request breaks a business rule; `code` says which. `since_before_retention`: `since` lies
+         *     before the oldest event still kept (`earliestSince` says the earliest accepted moment);
+         *     `since_in_future`: `since` is later than now.
+         */
+        WebhookRecoveryRefused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The application's current status does not allow this action (see the state table of the
          *     Application schema); `currentStatus` says where it is. Also sent when a request with the same
          *     `Idempotency-Key` is still in progress.
@@ -3249,6 +3389,10 @@ export type SchemaWebhookTestEvent = components['schemas']['WebhookTestEvent'];
 export type SchemaWebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
 export type SchemaWebhookDeliveryAttemptList = components['schemas']['WebhookDeliveryAttemptList'];
 export type SchemaWebhookDelivery = components['schemas']['WebhookDelivery'];
+export type SchemaWebhookRecoverRequest = components['schemas']['WebhookRecoverRequest'];
+export type SchemaWebhookRecovery = components['schemas']['WebhookRecovery'];
+export type SchemaEvent = components['schemas']['Event'];
+export type SchemaEventList = components['schemas']['EventList'];
 export type SchemaApplicationStatus = components['schemas']['ApplicationStatus'];
 export type SchemaApplicant = components['schemas']['Applicant'];
 export type SchemaApplicantInput = components['schemas']['ApplicantInput'];
@@ -3302,6 +3446,7 @@ export type ResponseServiceUnavailable = components['responses']['ServiceUnavail
 export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
+export type ResponseWebhookRecoveryRefused = components['responses']['WebhookRecoveryRefused'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
 export type ResponseBankVerificationAttemptsExceeded = components['responses']['BankVerificationAttemptsExceeded'];
 export type ResponseBankPartnerFailed = components['responses']['BankPartnerFailed'];
@@ -4083,6 +4228,152 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recoverWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook endpoint's identifier.
+                 * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
+                 */
+                webhookId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /** @description From when to deliver again. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description The missed events are due for delivery to the endpoint; follow them in its delivery log. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookStateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookRecoveryRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this kind.
+                 * @example application.approved
+                 */
+                event?: components["schemas"]["WebhookEventType"];
+                /**
+                 * @description Only events that happened at or after this moment: a date-time with an offset
+                 *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).
+                 * @example 2026-11-21
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only events that happened before this moment (exclusive), in the same forms as
+                 *     `createdFrom`: `createdFrom=2026-11-21&createdTo=2026-11-22` is that day.
+                 * @example 2026-11-22
+                 */
+                createdTo?: string;
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's identifier (the `webhook-id` header of its deliveries).
+                 * @example evt-01jdz8q5s7u9w1y3a5c7e9g1j3
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listApplications: {

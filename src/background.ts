@@ -5,6 +5,7 @@
 import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
+import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 
 export interface BackgroundTask {
   name: string;
@@ -38,6 +39,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
   const webhookDispatcher = startWebhookDispatcher(ctx);
   return [
     every('idempotency-sweep', IDEMPOTENCY_SWEEP_INTERVAL_MS, ctx, () => sweepIdempotencyKeys(ctx)),
+    // Events past EVENT_RETENTION_DAYS, with their deliveries and delivery log (the feed hides them already).
+    every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -27,6 +27,14 @@ export interface Config {
   bank: BankConfig;
   /** Webhook delivery (issue 4). */
   webhooks: WebhookConfig;
+  /**
+   * EVENT_RETENTION_DAYS: how long the account's events stay in the events feed and can be
+   * recovered for an endpoint (default 30, from 7 to 3650). Older events, with their deliveries
+   * and delivery log, are deleted in the background. At least 7 days, so that retention never
+   * takes an event whose delivery the retry schedule (about a day) or the 5-day failing rule is
+   * still working on.
+   */
+  eventRetentionDays: number;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -198,6 +206,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (problem) problems.push(`WEBHOOK_ALLOWED_HOSTS: ${problem}`);
   }
 
+  const eventRetentionDays = integer(env, 'EVENT_RETENTION_DAYS', 30, 7, 3650, problems);
+
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
@@ -241,6 +251,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicBaseUrl,
     bank,
     webhooks,
+    eventRetentionDays,
     documentMaxBytes,
     exportBatchSize,
     secrets,

@@ -53,6 +53,8 @@ export const PROBLEM_CODES = {
   webhook_url_invalid: 422,
   unknown_event_type: 422,
   webhook_endpoint_limit_reached: 422,
+  since_before_retention: 422,
+  since_in_future: 422,
   api_key_limit_reached: 422,
   rate_limited: 429,
   verification_attempts_exceeded: 429,

@@ -7,6 +7,7 @@ import { apiKeyOperations } from './apiKeys.ts';
 import { applicationOperations } from './applications.ts';
 import { bankOperations } from './banks.ts';
 import { documentOperations } from './documents.ts';
+import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
@@ -22,8 +23,9 @@ export const operationHandlers: OperationHandlers = {
   ...quoteOperations,
   ...pricingOperations,
 
-  // webhooks
+  // webhooks and the events feed
   ...webhookOperations,
+  ...eventOperations,
 
   // applications, documents and underwriting
   ...applicationOperations,

@@ -1,5 +1,5 @@
 /**
- * /v1/webhooks: endpoints, their secrets, test events and the delivery log. Reads are open to any
+ * /v1/webhooks: endpoints, their secrets, test events, the delivery log and recovery. Reads are open to any
  * key of the account; writes need an admin key (x-required-role in the spec, enforced at the edge).
  */
 import type { OperationHandlers } from '../contract/handlers.ts';
@@ -9,6 +9,7 @@ import {
   getWebhook,
   listWebhookDeliveries,
   listWebhooks,
+  recoverWebhookEvents,
   removeWebhook,
   retryDelivery,
   rotateWebhookSecret,
@@ -66,5 +67,11 @@ export const webhookOperations = {
     const delivery = await retryDelivery(ctx, ctx.principal.accountId, path.webhookId, path.eventId);
     ctx.log.info({ webhookId: path.webhookId, eventId: path.eventId }, 'webhook delivery queued again');
     return { status: 202, body: delivery };
+  },
+
+  recoverWebhookEvents: async ({ path, body }, ctx) => {
+    const recovery = await recoverWebhookEvents(ctx, ctx.principal.accountId, path.webhookId, body.since);
+    ctx.log.info({ webhookId: path.webhookId, since: recovery.since, queued: recovery.queued }, 'webhook events recovered');
+    return { status: 202, body: recovery };
   },
 } satisfies OperationHandlers;

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
+import { queueRecovery } from '../store/events.ts';
 import { findDelivery, scheduleRetry } from '../store/outbox.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Tx } from '../store/store.ts';
@@ -32,11 +33,13 @@ import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } 
 import { nudgeDispatchers, publishEvent } from '../events/outbox.ts';
 import { ROTATION_OVERLAP_MS, newWebhookSecret, secretHint } from '../events/signing.ts';
 import { newId } from '../ids.ts';
+import { instantOrRefuse, retentionCutoff } from './events.ts';
 
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookRecovery = components['schemas']['WebhookRecovery'];
 
 /** The public view of an endpoint at `now`: a previous secret whose overlap has ended is no longer shown. */
 export function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
@@ -279,4 +282,34 @@ export async function retryDelivery(
   });
   nudgeDispatchers();
   return result;
+}
+
+/**
+ * Queues again, for the endpoint, every retained event since `since` of the kinds it chooses and
+ * has not acknowledged (see queueRecovery): for a receiver that was down past the retry schedule,
+ * or an endpoint that was disabled meanwhile. `since` must lie within retention and not ahead of now.
+ */
+export async function recoverWebhookEvents(ctx: AppContext, accountId: string, webhookId: string, sinceRaw: string): Promise<WebhookRecovery> {
+  const since = instantOrRefuse(sinceRaw, '/since');
+  const now = ctx.clock.now();
+  const until = now.toISOString();
+  const earliest = retentionCutoff(ctx, now).toISOString();
+  if (since > until) {
+    throw fail.refused('since_in_future', `since (${since}) is later than now (${until}).`, { errors: [{ pointer: '/since', message: 'must not be in the future' }] });
+  }
+  if (since < earliest) {
+    throw fail.refused(
+      'since_before_retention',
+      `Events are kept for ${ctx.config.eventRetentionDays} days; since must be at or after ${earliest}.`,
+      { earliestSince: earliest, errors: [{ pointer: '/since', message: `must be at or after ${earliest}` }] },
+    );
+  }
+  const counts = await ctx.store.transaction(async (tx) => {
+    const endpoint = await findEndpoint(tx, accountId, webhookId);
+    if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
+    if (!endpoint.enabled) throw disabledProblem(endpoint);
+    return queueRecovery(tx, { accountId, webhookId, since, until, now: until });
+  });
+  if (counts.queued > 0) nudgeDispatchers();
+  return { webhookId, since, until, ...counts, livemode: isLivemode(accountId) };
 }

@@ -51,13 +51,21 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     });
     return data!.webhookId;
   },
-  async eventId(_app, owner, earlier) {
-    // A test event queued for the endpoint made just before: a delivery the retry operation can find.
-    const { data } = await owner.client.POST('/v1/webhooks/{webhookId}/test', {
-      params: { path: { webhookId: earlier.webhookId! } },
-      body: { event: 'application.approved' },
-    });
-    return data!.eventId;
+  async eventId(app, owner, earlier) {
+    if (earlier.webhookId) {
+      // A test event queued for the endpoint made just before: a delivery the retry operation can find.
+      const { data } = await owner.client.POST('/v1/webhooks/{webhookId}/test', {
+        params: { path: { webhookId: earlier.webhookId } },
+        body: { event: 'application.approved' },
+      });
+      return data!.eventId;
+    }
+    // An event of the account's feed (test events are not in it): an application approved at submission.
+    const mortgageId = await resourceFactories.mortgageId!(app, owner, {});
+    const { data: submitted } = await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId } } });
+    if (submitted?.status !== 'approved') throw new Error(`the matrix application was ${submitted?.status}, not approved`);
+    const { data: events } = await owner.client.GET('/v1/events', { params: { query: { event: 'application.approved', limit: 1 } } });
+    return events!.data[0]!.eventId;
   },
   async formatName(_app, owner) {
     // Names are unique per account: a fresh one each time a harness asks.

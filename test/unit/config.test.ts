@@ -50,6 +50,13 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('keeps events 30 days by default; EVENT_RETENTION_DAYS sets it, from 7 days (past the retry schedule and the 5-day failing rule)', () => {
+    expect(loadConfig({}, CWD).eventRetentionDays).toBe(30);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }, CWD).eventRetentionDays).toBe(90);
+    expect(problemsOf({ EVENT_RETENTION_DAYS: '3' })).toEqual(['EVENT_RETENTION_DAYS must be from 7 to 3650, got 3']);
+    expect(problemsOf({ EVENT_RETENTION_DAYS: 'forever' })).toEqual(['EVENT_RETENTION_DAYS must be a whole number from 7 to 3650, got "forever"']);
+  });
+
   it('reads every foundation setting, trimming spaces', () => {
     const config = loadConfig(
       { PORT: ' 8080 ', HOST: '::1', DATA_DIR: 'var/db', LOG_LEVEL: 'WARN', RATE_LIMIT_PER_MINUTE: '0', JSON_BODY_LIMIT_BYTES: '2048' },
