@@ -12,7 +12,10 @@
  * - schema violations: `400 validation_failed` with `errors[]` pointers built from Prism's
  *   `sl-violations` (Prism answers with the operation's first 422 or 400 example instead);
  * - CORS: none, as the service (Prism adds `Access-Control-*` headers everywhere);
- * - the export: the `format` query chooses the content type (csv, ndjson, json) as the service does.
+ * - the export: the `format` query chooses the content type (csv, ndjson, json) as the service does;
+ * - the documented test values (the spec's `x-test-values`, which test mode reads too): a valid
+ *   `POST /v1/banks/verify` for a test account number gets that number's documented answer (its
+ *   named example, or its problem).
  *
  * The order of the checks is the service's: route, credentials, body, validation.
  */
@@ -50,6 +53,28 @@ interface Issue {
   message: string;
 }
 
+interface TestBankAccount {
+  accountNumber: string;
+  description: string;
+  answer: { status: number; example?: string; code?: string };
+}
+
+function testBankAccounts(spec: Json): Map<string, TestBankAccount> {
+  const declared = (spec['x-test-values']?.bankAccounts ?? []) as TestBankAccount[];
+  return new Map(declared.map((a) => [a.accountNumber, a]));
+}
+
+/** The documented test account a verify request names, if any. */
+function testAccountOf(template: string, method: string, body: Buffer | undefined, accounts: Map<string, TestBankAccount>): TestBankAccount | undefined {
+  if (template !== '/v1/banks/verify' || method !== 'post' || body === undefined) return undefined;
+  try {
+    const number = (JSON.parse(body.toString('utf8')) as Json)?.applicant?.accountNumber;
+    return typeof number === 'string' ? accounts.get(number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function routesOf(spec: Json): Route[] {
   return Object.entries<Json>(spec.paths ?? {}).map(([template, item]) => ({
     template,
@@ -72,6 +97,7 @@ const TITLES: Record<number, string> = {
   405: 'Method not allowed',
   413: 'Request body too large',
   415: 'Unsupported content type',
+  502: 'The bank partner is unavailable',
 };
 
 function sendProblem(
@@ -132,6 +158,7 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
 
 export function createMockFront(options: MockFrontOptions): http.Server {
   const routes = routesOf(options.spec);
+  const testAccounts = testBankAccounts(options.spec);
   const jsonLimit = options.jsonBodyLimitBytes ?? 1_048_576;
   const upstream = options.upstream.replace(/\/+$/, '');
 
@@ -199,6 +226,9 @@ export function createMockFront(options: MockFrontOptions): http.Server {
         if (value === undefined || ['host', 'connection', 'content-length', 'transfer-encoding'].includes(name)) continue;
         headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
+      const testAccount = testAccountOf(route.template, method, body, testAccounts);
+      // An explicit Prefer (example=…, code=…) is the caller's choice and wins over the test value.
+      if (testAccount?.answer.example && headers.prefer === undefined) headers.prefer = `example=${testAccount.answer.example}`;
       if (route.template === '/v1/mortgages/export') {
         const format = url.searchParams.get('format') ?? 'json';
         headers.accept = EXPORT_MEDIA[format] ?? 'text/csv';
@@ -217,6 +247,13 @@ export function createMockFront(options: MockFrontOptions): http.Server {
           const detail = `${first.pointer === '/' ? 'The request body' : first.pointer} ${first.message}` + (errors.length > 1 ? ` (and ${errors.length - 1} more)` : '');
           return problem(400, 'validation_failed', detail, { errors }, { 'sl-violations': violations });
         }
+      }
+      if (testAccount?.answer.code && answer.status < 300 && headers.prefer === undefined) {
+        // The request is valid (Prism said so): the test value's documented problem replaces the success.
+        await answer.body?.cancel();
+        const { status, code } = testAccount.answer;
+        const extra: Record<string, string> = status === 401 ? { 'WWW-Authenticate': REALM } : status === 502 ? { 'Retry-After': '30' } : {};
+        return problem(status, code, `Test value ${testAccount.accountNumber}: ${testAccount.description}`, {}, extra);
       }
       const out: Record<string, string> = {};
       answer.headers.forEach((value, name) => {

@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testValues } from '../../src/contract/testValues.ts';
 import { freePort, PROJECT_ROOT } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
@@ -290,6 +291,31 @@ describe('outside the operations', () => {
     expect(summary(mocked)).toEqual(summary(service));
     expect(summary(service).type).toBe(type);
   });
+
+  it.each(testValues().bankAccounts.map((v) => [v.accountNumber, v] as const))(
+    'test value %s: the mock answers what test mode answers (status, content type, code, verdict)',
+    async (accountNumber, value) => {
+      // Test mode: a test application, a token of the test-mode bank for its applicant and this number.
+      const { data: application } = await owner.test.POST('/v1/applications', { body: { applicant: { name: 'Parity Applicant', amount: 300000 }, term: 30 } });
+      const { data: token } = await owner.test.POST('/v1/test/bank-tokens', { body: { holderName: 'Parity Applicant', accountNumber } });
+      const verifyBody = (mortgageId: string) => JSON.stringify({ mortgageId, applicant: { accountNumber } });
+      const send = (base: string, bearer: string, mortgageId: string) =>
+        rawRequest(base + '/v1/banks/verify', { method: 'POST', headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' }, body: verifyBody(mortgageId) } as never);
+      const service = await send(app.baseUrl, token!.bankToken, application!.mortgageId);
+      const mocked = await send(mockUrl, 'any-token-will-do', 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa');
+      expect(summary(mocked)).toEqual(summary(service));
+      expect(service.status).toBe(value.answer.status);
+      if (service.status === 200) {
+        const verdict = (text: string) => {
+          const { verified, failedChecks, nameMatch } = JSON.parse(text) as { verified: boolean; failedChecks: string[]; nameMatch: { outcome: string } };
+          return { verified, failedChecks, outcome: nameMatch.outcome };
+        };
+        expect(verdict(mocked.text)).toEqual(verdict(service.text));
+      } else {
+        expect(mocked.headers.get('retry-after')).toBe(service.headers.get('retry-after'));
+      }
+    },
+  );
 
   it('compared the valid request of every operation', () => {
     expect(notComparedValid, 'give the service the state it needs in SERVICE_STATE').toEqual([]);
