@@ -13,7 +13,7 @@ export type Schemas = components['schemas'];
 export interface MortgageClientOptions extends RetryOptions {
   /** The service (`https://…`), `http://127.0.0.1:3000` locally, or the mock `http://127.0.0.1:4010`. */
   baseUrl: string;
-  /** An API key, `mos_live_…` (the mock takes any). */
+  /** An API key, `mos_live_…` or `mos_test_…` (the mock takes any); for `POST /v1/banks/verify`, a bank token. */
   apiKey: string;
   /** Another fetch (a proxy agent, a test double). */
   fetch?: (input: Request) => Promise<Response>;

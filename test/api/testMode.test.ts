@@ -85,6 +85,17 @@ describe('API keys and the account in each mode', () => {
     expect(asLive.livemode).toBe(true);
   });
 
+  it('the operator makes a key of either mode with key create --mode', async () => {
+    const owner = await app.newAccount('Operator Keys Lending');
+    const test = await runAdminCommand(app.ctx, 'key create', { account: owner.accountId, role: 'member', mode: 'test' });
+    expect(test.apiKey).toMatch(/^mos_test_/);
+    const { data } = await apiClient(app.baseUrl, test.apiKey as string).GET('/v1/account');
+    expect(data).toMatchObject({ accountId: owner.accountId, livemode: false });
+    const live = await runAdminCommand(app.ctx, 'key create', { account: owner.accountId, role: 'member' });
+    expect(live.apiKey).toMatch(/^mos_live_/);
+    await expect(runAdminCommand(app.ctx, 'key create', { account: owner.accountId, role: 'member', mode: 'staging' })).rejects.toThrow(/--mode must be live or test/);
+  });
+
   it("a key whose prefix names the other mode is refused (the prefix must say the key's mode)", async () => {
     const swapped = lender.testKey.replace(/^mos_test_/, 'mos_live_');
     const { response } = await apiClient(app.baseUrl, swapped).GET('/v1/account');
