@@ -4,6 +4,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { accountDetailIssues } from '../domain/accounts/accountDetails.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -53,22 +54,42 @@ async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRo
   return { record, apiKey };
 }
 
+/**
+ * Opens an account and its first admin API key inside the caller's transaction: the one rule for
+ * every way an account is made (the operator's `account create`, the dashboard's sign-up, which
+ * adds the account's first user in the same transaction). Throws 400 `validation_failed` with
+ * pointers `/name` and `/email` when the details break the rules of domain/accounts/accountDetails.ts.
+ */
+export async function openAccount(
+  tx: Tx,
+  ctx: AppContext,
+  input: { name: string; email: string; currency?: string },
+): Promise<{ account: AccountRecord; firstKey: CreatedApiKey }> {
+  const name = input.name.trim();
+  const email = input.email.trim();
+  const issues = accountDetailIssues({ name, email });
+  if (issues.length > 0) {
+    const errors = issues.map((issue) => ({ pointer: `/${issue.field}`, message: issue.message }));
+    throw fail.validation(`${errors[0]!.pointer} ${errors[0]!.message}`, errors);
+  }
+  const account: AccountRecord = {
+    accountId: newId('acc'),
+    name,
+    email,
+    currency: input.currency ?? 'USD',
+    createdAt: ctx.clock.now().toISOString(),
+  };
+  await insertAccount(tx, account);
+  const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
+  return { account, firstKey };
+}
+
+/** Opens an account (see openAccount) in a transaction of its own. */
 export async function createAccount(
   ctx: AppContext,
   input: { name: string; email: string; currency?: string },
 ): Promise<{ account: AccountRecord; firstKey: CreatedApiKey }> {
-  return ctx.store.transaction(async (tx) => {
-    const account: AccountRecord = {
-      accountId: newId('acc'),
-      name: input.name,
-      email: input.email,
-      currency: input.currency ?? 'USD',
-      createdAt: ctx.clock.now().toISOString(),
-    };
-    await insertAccount(tx, account);
-    const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
-    return { account, firstKey };
-  });
+  return ctx.store.transaction((tx) => openAccount(tx, ctx, input));
 }
 
 export async function createApiKey(
