@@ -150,3 +150,10 @@ export async function listApiKeys(ctx: AppContext, accountId: string, page: Page
   const found = await ctx.store.read((db) => listApiKeyRecords(db, accountId, page));
   return { ...found, items: found.items.map(toApiKey) };
 }
+
+/** One key of the account; another account's key is 404. */
+export async function getApiKey(ctx: AppContext, accountId: string, keyId: string): Promise<ApiKey> {
+  const key = await ctx.store.read((db) => findApiKey(db, accountId, keyId));
+  if (!key) throw fail.notFound(`No API key ${keyId} in this account.`);
+  return toApiKey(key);
+}
