@@ -13,7 +13,6 @@ const PASSWORD = 'correct horse battery staple';
 const clock = manualClock(Date.parse('2026-11-02T09:00:30Z'));
 let app: TestApp;
 let alice: DashboardClient;
-let aliceKey: string;
 let bobKey: string;
 let bob: DashboardClient;
 
@@ -26,7 +25,7 @@ beforeAll(async () => {
       DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: '3',
     },
   });
-  ({ client: alice, firstKey: aliceKey } = await signUpWith(app.baseUrl, { name: 'Alice Lending', email: 'alice@alice.test', password: PASSWORD }));
+  ({ client: alice } = await signUpWith(app.baseUrl, { name: 'Alice Lending', email: 'alice@alice.test', password: PASSWORD }));
   ({ client: bob, firstKey: bobKey } = await signUpWith(app.baseUrl, { name: 'Bob Brokers', email: 'bob@bob.test', password: PASSWORD }));
 }, 120_000);
 afterAll(async () => {

@@ -80,7 +80,7 @@ describe.skipIf(!haveChromium)('user-set values are rendered inert', () => {
   });
 
   async function expectInert(target: Page, where: string): Promise<void> {
-    expect(await target.evaluate(() => (window as unknown as { __xss?: number }).__xss), where).toBeUndefined();
+    expect(await target.evaluate(() => (globalThis as unknown as { __xss?: number }).__xss), where).toBeUndefined();
     expect(await target.locator('img[src="x"], svg[onload], script:not([src])').count(), where).toBe(0);
   }
 
@@ -133,7 +133,7 @@ describe.skipIf(!haveChromium)('user-set values are rendered inert', () => {
     const small = await phone.newPage();
     for (const path of ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/applications', '/dashboard/team']) {
       await small.goto(app.baseUrl + path);
-      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await small.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect(overflow, path).toBeLessThanOrEqual(0);
     }
     await phone.close();
