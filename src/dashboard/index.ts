@@ -55,8 +55,10 @@ export function dashboard(ctx: AppContext): Middleware {
       state.anonymousCsrf = readCookie(koa, cookies.csrf) ?? null;
       if (koa.method === 'POST') {
         checkSameOrigin(koa, ctx.config.publicBaseUrl);
-        state.form = await readForm(koa);
         const anonymousForm = ANONYMOUS_FORMS.some((pattern) => pattern.test(koa.path));
+        // A form sent after its session ended (or signed out elsewhere) changes nothing: sign in again.
+        if (!anonymousForm && !state.session) throw new SignInRequired();
+        state.form = await readForm(koa);
         checkCsrfToken(state.form.get('_csrf'), anonymousForm ? (state.anonymousCsrf ?? undefined) : state.session?.csrfToken);
       }
       await routes(koa, async () => {});

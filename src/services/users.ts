@@ -19,7 +19,7 @@ import {
   markInvitationRevoked,
   type InvitationRecord,
 } from '../store/invitations.ts';
-import type { Tx } from '../store/store.ts';
+import type { SqlExecutor } from '../store/store.ts';
 import {
   countAccountAdmins,
   deleteUser,
@@ -129,8 +129,8 @@ export async function inviteUser(
   return { invitation, token };
 }
 
-async function openInvitation(db: Tx, token: string, now: number): Promise<InvitationRecord> {
-  const invitation = await findInvitationByTokenHash(db, tokenHash(token));
+async function openInvitation(db: SqlExecutor, token: string, now: number, forUpdate = false): Promise<InvitationRecord> {
+  const invitation = await findInvitationByTokenHash(db, tokenHash(token), forUpdate);
   if (!invitation) throw fail.notFound('This invitation link is not valid; ask an admin of the account for a new one.', 'invitation_not_found');
   const closed = invitationClosedReason(invitation, now);
   if (closed) throw fail.refused('invitation_closed', `This invitation ${closed}; ask an admin of the account for a new one.`);
@@ -150,7 +150,7 @@ export async function acceptInvitation(ctx: AppContext, token: string, password:
   const passwordHash = await hashPassword(password);
   return ctx.store.transaction(async (tx) => {
     const now = ctx.clock.now();
-    const invitation = await openInvitation(tx, token, now.getTime());
+    const invitation = await openInvitation(tx, token, now.getTime(), true);
     if (await emailTaken(tx, invitation.email)) throw emailTakenError();
     if (!(await markInvitationAccepted(tx, invitation.invitationId, now.toISOString()))) {
       throw fail.refused('invitation_closed', 'This invitation has already been used; ask an admin of the account for a new one.');

@@ -54,9 +54,9 @@ export async function insertInvitation(tx: SqlExecutor, invitation: InvitationRe
   ]);
 }
 
-/** The invitation a token names (locked on PostgreSQL, so two acceptances take turns). */
-export async function findInvitationByTokenHash(db: SqlExecutor, tokenHash: string): Promise<InvitationRecord | undefined> {
-  const lock = dialectOf(db) === 'postgres' ? ' FOR UPDATE' : '';
+/** The invitation a token names; `forUpdate` (in a transaction) locks it on PostgreSQL, so two acceptances take turns. */
+export async function findInvitationByTokenHash(db: SqlExecutor, tokenHash: string, forUpdate = false): Promise<InvitationRecord | undefined> {
+  const lock = forUpdate && dialectOf(db) === 'postgres' ? ' FOR UPDATE' : '';
   const row = await db.get<InvitationRow>(`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ?${lock}`, [tokenHash]);
   return row && toRecord(row);
 }

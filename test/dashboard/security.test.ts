@@ -134,6 +134,51 @@ describe("another account's ids", () => {
   });
 });
 
+describe('team', () => {
+  it('an invitation link works once, for its email and role; a member gets 403 on admin pages and forms; the last admin stays', async () => {
+    const invited = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'Max@Alice.test', '/role': 'member' });
+    expect(invited.status).toBe(200);
+    const link = /id="invitation-link">([^<]+)</.exec(invited.body)![1]!;
+    const path = new URL(link).pathname;
+    expect(path).toMatch(/^\/dashboard\/invitations\/[A-Za-z0-9_-]{43}$/);
+
+    const max = new DashboardClient(app.baseUrl);
+    const page = await max.get(path);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('value="max@alice.test"');
+    const joined = await max.post(path, { '/password': 'another long passphrase' }, { csrfFrom: page.body });
+    expect(joined.status).toBe(303);
+    expect((await max.get('/dashboard')).body).toContain('max@alice.test · member');
+    // Used once: the link is closed now, for anyone.
+    const again = await new DashboardClient(app.baseUrl).get(path);
+    expect(again.status).toBe(422);
+    expect(again.body).toContain('has already been used');
+    expect((await new DashboardClient(app.baseUrl).get('/dashboard/invitations/not-a-token')).status).toBe(404);
+
+    // A member: read-only integrations, 403 on admin pages and on every admin form.
+    for (const adminPage of ['/dashboard/settings', '/dashboard/webhooks/new']) expect((await max.get(adminPage)).status, adminPage).toBe(403);
+    const home = await max.get('/dashboard/api-keys');
+    expect(home.status).toBe(200);
+    expect(home.body).not.toContain('Create an API key');
+    for (const [action, fields] of [
+      ['/dashboard/api-keys', { '/name': 'Member made', '/role': 'admin' }],
+      ['/dashboard/team/invitations', { '/email': 'eve@alice.test', '/role': 'admin' }],
+      ['/dashboard/settings/underwriting', {}],
+    ] as const) {
+      expect((await max.post(action, fields, { csrfFrom: home.body })).status, action).toBe(403);
+    }
+
+    // The last admin can be neither demoted nor removed.
+    const team = await alice.get('/dashboard/team');
+    const aliceId = /\/dashboard\/team\/users\/(usr-[0-9a-z]+)\/remove/.exec(team.body)![1]!;
+    const demoted = await alice.post(`/dashboard/team/users/${aliceId}/role`, { '/role': 'member' }, { csrfFrom: team.body });
+    expect(demoted.status).toBe(422);
+    expect(demoted.body).toContain('last admin');
+    expect((await alice.post(`/dashboard/team/users/${aliceId}/remove`, {}, { csrfFrom: team.body })).status).toBe(422);
+    expect((await alice.get('/dashboard')).body).toContain('alice@alice.test · admin');
+  }, 60_000);
+});
+
 describe('sessions', () => {
   async function signIn(client: DashboardClient, email = 'alice@alice.test', password = PASSWORD) {
     return client.submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': email, '/password': password });

@@ -43,7 +43,8 @@ describe.skipIf(!haveChromium)('user-set values are rendered inert', () => {
     const invitation = await admin.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': `"><img/src=x/onerror=window.__xss=1>@evil.test`, '/role': 'member' });
     expect(invitation.status).toBe(200);
 
-    // Through the API: an applicant's name and email, a reviewer's note, a document's file name.
+    // Through the API: an export format's description, an applicant's name and email, a reviewer's note, a document's file name.
+    expect((await api.POST('/v1/export-formats', { body: { name: 'funding-report', base: 'csv', description: `Format ${BOTH}` } })).response.status).toBe(201);
     const application = (await api.POST('/v1/applications', { body: { applicant: { name: `Applicant ${BOTH}`, amount: 200000, email: "o'brien+x@evil.test" }, term: 30 } })).data!;
     const submitted = (await api.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: application.mortgageId } } })).data!;
     expect(submitted.status).toBe('referred'); // financial data missing
@@ -92,6 +93,8 @@ describe.skipIf(!haveChromium)('user-set values are rendered inert', () => {
     // And the text is there, shown as typed.
     await page.goto(`${app.baseUrl}/dashboard`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Org ${BOTH}`);
+    await page.goto(`${app.baseUrl}/dashboard/exports`);
+    expect(await page.locator('main').textContent()).toContain(`Format ${BOTH}`);
     await page.goto(`${app.baseUrl}/dashboard/api-keys`);
     expect(await page.locator('main').textContent()).toContain(`Key ${SCRIPT}`);
     expect(await page.locator('main').textContent()).toContain(`Key ${IMG}`);
