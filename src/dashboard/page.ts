@@ -55,10 +55,13 @@ export function ensureAnonymousCsrf(koa: Context, names: CookieNames): string {
   return state.anonymousCsrf;
 }
 
-/** The field messages of an error a form can show (400 validation, 409/422 with pointers), or null for any other error. */
+/**
+ * The messages of an error a form shows beside its fields (400 validation, 409 and 422 refusals,
+ * with their pointers), or null for any other error (404, 403…), which gets the error page.
+ */
 export function formErrors(err: unknown, fieldOf?: (pointer: string) => string): { message: string; fields: FieldErrors } | null {
   if (!isAppError(err)) return null;
-  if (!['invalid', 'refused', 'conflict', 'unauthenticated', 'rate_limited', 'not_found'].includes(err.kind)) return null;
+  if (err.kind !== 'invalid' && err.kind !== 'refused' && err.kind !== 'conflict') return null;
   return { message: err.detail, fields: fieldErrors(err.facts.errors, fieldOf) };
 }
 

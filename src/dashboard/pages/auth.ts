@@ -109,6 +109,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
       redirect(koa, '/dashboard');
     } catch (err) {
       const shown = formErrors(err);
+      // A closed link (422) or a taken email (409) is the error page; a password to fix is shown beside its field.
       if (!shown || !isAppError(err) || err.code !== 'validation_failed') throw err;
       await invitationPage(koa, { errors: shown.fields, message: shown.message }, 400);
     }

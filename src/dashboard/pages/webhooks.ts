@@ -113,7 +113,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
       redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=saved`);
     } catch (err) {
       const shown = formErrors(err);
-      if (!shown || (err as { kind?: string }).kind === 'not_found') throw err;
+      if (!shown) throw err;
       await detailPage(koa, ctx, { values: submittedValues(form), chosen: form.getAll('/events'), errors: shown.fields, message: shown.message }, 400);
     }
   });
