@@ -5,6 +5,7 @@
  * per address, the same answer and about the same time for an unknown email and a wrong password).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepSessions } from '../../src/services/sessions.ts';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../api/webhooksReceiver.ts';
 import { DashboardClient, csrfTokenOf, signUpWith } from './httpClient.ts';
@@ -265,6 +266,9 @@ describe('sessions', () => {
     }
     clock.advance(21 * 60_000);
     expect((await busy.get('/dashboard')).status).toBe(303);
+    // The sessions left behind (idle for hours now) are swept by the background task's use case.
+    expect(await sweepSessions(app.ctx)).toBeGreaterThan(0);
+    expect(await sweepSessions(app.ctx)).toBe(0);
   }, 60_000);
 });
 
