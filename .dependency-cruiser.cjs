@@ -74,6 +74,17 @@ module.exports = {
       to: { path: '^src/(operations|dashboard)/', pathNot: '^$1/' },
     },
     {
+      name: 'dashboard-calls-services-only',
+      severity: 'error',
+      comment:
+        'Dashboard pages (src/dashboard/) are thin views over the use cases: they call src/services/ ' +
+        'and never the store, the event outbox, bank connectors, the outbound client, the admin CLI ' +
+        'or the API handlers. A page that needs data no service gives gets a new use case, so no ' +
+        'business rule is written twice.',
+      from: { path: '^src/dashboard/' },
+      to: { path: '^src/(store|events|banks|net|cli|operations)/' },
+    },
+    {
       name: 'edge-calls-no-use-case',
       severity: 'error',
       comment:

@@ -6,6 +6,7 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import { bodyParsers } from './http/bodyParsers.ts';
 import type { AppContext } from './context.ts';
 import { createContract } from './http/contract.ts';
+import { dashboard } from './dashboard/index.ts';
 import { errorHandler } from './http/errorHandler.ts';
 import { fail } from './errors.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
@@ -29,6 +30,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     bodyParsers: bodyParsers(ctx),
   });
   const site = siteRoutes(ctx.store, () => ctx.config.publicBaseUrl);
+  const dashboardMiddleware = dashboard(ctx);
 
   app.use(requestIdMiddleware());
   app.use(errorHandler(ctx.log));
@@ -37,6 +39,12 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     // /v1 goes straight to the contract: the site's router has nothing there, and matching it on
     // every API call was a tenth of a light request's CPU (issue 17's profile).
     if (koa.path === '/v1' || koa.path.startsWith('/v1/')) return contract.middleware(koa, next);
+    // The dashboard answers its own errors as HTML pages (the API's are problem+json).
+    if (koa.path === '/dashboard' || koa.path.startsWith('/dashboard/')) {
+      return dashboardMiddleware(koa, async () => {
+        throw fail.notFound(`There is nothing at ${koa.method} ${koa.path}.`);
+      });
+    }
     return siteMiddleware(koa, async () => {
       if (koa.status === 404 && koa.body === undefined) throw fail.notFound(`There is nothing at ${koa.method} ${koa.path}.`);
       return next();

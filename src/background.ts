@@ -6,6 +6,7 @@ import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
+import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
   name: string;
@@ -35,12 +36,16 @@ export function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
   return new IdempotencyKeys(ctx.store, ctx.clock).sweep();
 }
 
+/** How often dashboard sessions that ended (idle or past their absolute expiry) are deleted. */
+export const SESSION_SWEEP_INTERVAL_MS = 15 * 60 * 1000;
+
 export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
   const webhookDispatcher = startWebhookDispatcher(ctx);
   return [
     every('idempotency-sweep', IDEMPOTENCY_SWEEP_INTERVAL_MS, ctx, () => sweepIdempotencyKeys(ctx)),
     // Events past EVENT_RETENTION_DAYS, with their deliveries and delivery log (the feed hides them already).
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
+    every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

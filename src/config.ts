@@ -49,6 +49,24 @@ export interface Config {
   storageProbeIntervalMs: number;
   /** Which database engine: PostgreSQL when DATABASE_URL is set, else sql.js in DATA_DIR. */
   database: DatabaseConfig;
+  /** The dashboard at /dashboard (issue 15); see README "Dashboard". */
+  dashboard: DashboardConfig;
+}
+
+/** Settings of the dashboard's sign-in; see README "Dashboard". */
+export interface DashboardConfig {
+  /** DASHBOARD_SESSION_IDLE_MINUTES: a session with no request for this long ends (default 30). */
+  sessionIdleMinutes: number;
+  /** DASHBOARD_SESSION_ABSOLUTE_HOURS: a session ends this long after sign-in, however active (default 8). */
+  sessionAbsoluteHours: number;
+  /**
+   * DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE: failed sign-ins one email may have a minute;
+   * beyond it every sign-in with that email gets 429 until the minute ends, whatever the password
+   * (default 5; 0: no limit).
+   */
+  signInFailuresPerEmailPerMinute: number;
+  /** DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: the same per client address (an IPv6 client by its /64; default 20; 0: no limit). */
+  signInFailuresPerAddressPerMinute: number;
 }
 
 /** Where the key that seals secrets at rest comes from. */
@@ -239,6 +257,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const database: DatabaseConfig = { url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems) };
 
+  const dashboard: DashboardConfig = {
+    sessionIdleMinutes: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 30, 1, 24 * 60, problems),
+    sessionAbsoluteHours: integer(env, 'DASHBOARD_SESSION_ABSOLUTE_HOURS', 8, 1, 30 * 24, problems),
+    signInFailuresPerEmailPerMinute: integer(env, 'DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE', 5, 0, 1_000_000, problems),
+    signInFailuresPerAddressPerMinute: integer(env, 'DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE', 20, 0, 1_000_000, problems),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -257,5 +282,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secrets,
     storageProbeIntervalMs,
     database,
+    dashboard,
   };
 }

@@ -80,6 +80,8 @@ export const fail = {
   invalid: (code: string, detail: string, errors?: FieldIssue[], facts: ErrorFacts = {}) =>
     new AppError('invalid', code, detail, { ...withIssues(errors), ...facts }),
   unauthenticated: (detail: string) => new AppError('unauthenticated', 'unauthorized', detail),
+  /** Valid credentials without the needed role: 403. */
+  forbidden: (detail: string) => new AppError('forbidden', 'forbidden', detail),
   notFound: (detail: string, code = 'not_found') => new AppError('not_found', code, detail),
   conflict: (code: string, detail: string, facts: ErrorFacts = {}) => new AppError('conflict', code, detail, facts),
   refused: (code: string, detail: string, facts: ErrorFacts = {}) => new AppError('refused', code, detail, facts),

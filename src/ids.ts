@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   bankVerification: 'bvf',
   bankPartner: 'bnk',
   request: 'req',
+  user: 'usr',
+  invitation: 'inv',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -21,11 +21,14 @@ interface SpecMediaType {
 }
 
 interface SpecWebhook {
-  post: { requestBody: { content: { 'application/json': SpecMediaType } } };
+  post: { summary?: string; description?: string; requestBody: { content: { 'application/json': SpecMediaType } } };
 }
 
 export interface EventKind {
   type: WebhookEventType;
+  /** The spec's summary and description of the event (what the dashboard shows beside its name). */
+  summary: string;
+  description: string;
   /** The first named example of the spec: what a test event and `webhooks:send` deliver. */
   example: WebhookEventPayload;
   validate: ValidateFunction;
@@ -54,6 +57,8 @@ function loadCatalog(): Map<string, EventKind> {
     if (!first) throw new Error(`webhook ${type} of the spec has no named example`);
     kinds.set(type, {
       type: type as WebhookEventType,
+      summary: hook.post.summary ?? type,
+      description: (hook.post.description ?? '').trim(),
       example: first.value as WebhookEventPayload,
       validate: ajv.compile(closed(media.schema) as Record<string, unknown>),
     });

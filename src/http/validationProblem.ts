@@ -44,7 +44,11 @@ function messageOf(error: ErrorObject): string {
 const MAX_TEXT = 200;
 const cut = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);
 
-export function validationProblem(errors: ErrorObject[]): ApiProblem {
+/**
+ * The issues Ajv's errors stand for, one per offending place, deduplicated and bounded; `truncated`
+ * when some were left out. The API's 400 and the dashboard's field messages both come from here.
+ */
+export function validationIssues(errors: ErrorObject[]): { issues: ValidationIssue[]; truncated: boolean } {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   let truncated = false;
@@ -66,6 +70,11 @@ export function validationProblem(errors: ErrorObject[]): ApiProblem {
       issues.push(issue);
     }
   }
+  return { issues, truncated };
+}
+
+export function validationProblem(errors: ErrorObject[]): ApiProblem {
+  const { issues, truncated } = validationIssues(errors);
   const first = issues[0];
   const detail = first
     ? `${first.pointer === '/' ? 'The request body' : first.pointer} ${first.message}` +

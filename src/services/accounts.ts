@@ -4,6 +4,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { accountDetailIssues } from '../domain/accounts/accountDetails.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { environmentId, isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
@@ -55,25 +56,45 @@ async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRo
   return { record, apiKey };
 }
 
-/** An account with its live and test environments, and a first admin key in each. */
+/**
+ * Opens an account with its live and test environments, and a first admin API key in each, inside
+ * the caller's transaction: the one rule for every way an account is made (the operator's
+ * `account create`, the dashboard's sign-up, which adds the account's first user in the same
+ * transaction). Throws 400 `validation_failed` with pointers `/name` and `/email` when the details
+ * break the rules of domain/accounts/accountDetails.ts.
+ */
+export async function openAccount(
+  tx: Tx,
+  ctx: AppContext,
+  input: { name: string; email: string; currency?: string },
+): Promise<{ account: AccountRecord; firstKey: CreatedApiKey; firstTestKey: CreatedApiKey }> {
+  const name = input.name.trim();
+  const email = input.email.trim();
+  const issues = accountDetailIssues({ name, email });
+  if (issues.length > 0) {
+    const errors = issues.map((issue) => ({ pointer: `/${issue.field}`, message: issue.message }));
+    throw fail.validation(`${errors[0]!.pointer} ${errors[0]!.message}`, errors);
+  }
+  const account: AccountRecord = {
+    accountId: newId('acc'),
+    name,
+    email,
+    currency: input.currency ?? 'USD',
+    createdAt: ctx.clock.now().toISOString(),
+  };
+  await insertAccount(tx, account);
+  await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
+  const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
+  const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), 'admin', 'First test admin key');
+  return { account, firstKey, firstTestKey };
+}
+
+/** Opens an account (see openAccount) in a transaction of its own. */
 export async function createAccount(
   ctx: AppContext,
   input: { name: string; email: string; currency?: string },
 ): Promise<{ account: AccountRecord; firstKey: CreatedApiKey; firstTestKey: CreatedApiKey }> {
-  return ctx.store.transaction(async (tx) => {
-    const account: AccountRecord = {
-      accountId: newId('acc'),
-      name: input.name,
-      email: input.email,
-      currency: input.currency ?? 'USD',
-      createdAt: ctx.clock.now().toISOString(),
-    };
-    await insertAccount(tx, account);
-    await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
-    const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
-    const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), 'admin', 'First test admin key');
-    return { account, firstKey, firstTestKey };
-  });
+  return ctx.store.transaction((tx) => openAccount(tx, ctx, input));
 }
 
 /** A key of the environment `accountId` (the caller's: a test key makes test keys). */
@@ -142,4 +163,11 @@ export function accountEnvironment(accountId: string, mode: 'live' | 'test'): st
 export async function listApiKeys(ctx: AppContext, accountId: string, page: PageRequest): Promise<Page<ApiKey>> {
   const found = await ctx.store.read((db) => listApiKeyRecords(db, accountId, page));
   return { ...found, items: found.items.map(toApiKey) };
+}
+
+/** One key of the account; another account's key is 404. */
+export async function getApiKey(ctx: AppContext, accountId: string, keyId: string): Promise<ApiKey> {
+  const key = await ctx.store.read((db) => findApiKey(db, accountId, keyId));
+  if (!key) throw fail.notFound(`No API key ${keyId} in this account.`);
+  return toApiKey(key);
 }

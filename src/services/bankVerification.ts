@@ -36,6 +36,7 @@ import {
   applicationOwner,
   failedVerificationTimes,
   insertBankVerification,
+  listBankVerifications,
   type BankVerificationRecord,
 } from '../store/bankVerifications.ts';
 
@@ -52,6 +53,14 @@ export function toBankVerification(v: BankVerificationRecord): BankVerification 
     checkedAt: v.checkedAt,
     livemode: isLivemode(v.accountId),
   };
+}
+
+/** The bank verifications of an application of the account, oldest first (masks only: no account number is kept). */
+export async function listApplicationVerifications(ctx: AppContext, accountId: string, mortgageId: string): Promise<BankVerification[]> {
+  return ctx.store.read(async (db) => {
+    if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
+    return (await listBankVerifications(db, accountId, mortgageId)).map(toBankVerification);
+  });
 }
 
 const RETRY_PARTNER_AFTER_SECONDS = 30;

@@ -138,6 +138,30 @@ export async function createQuote(ctx: AppContext, accountId: string, request: L
   });
 }
 
+/**
+ * Prices a loan from the account's sheet without storing a quote: the dashboard's calculator. The
+ * figures are the ones createQuote would state, and the schedule the one its quote would have.
+ */
+export async function calculateLoan(
+  ctx: AppContext,
+  accountId: string,
+  request: LoanRequest,
+): Promise<{ pricing: LoanPricing; schedule: AmortizationSchedule['payments'] }> {
+  const pricing = await ctx.store.read((db) => priceLoan(db, accountId, request));
+  return { pricing, schedule: scheduleOf(pricing) };
+}
+
+/** Every payment of a loan at its note rate, with the arithmetic that produced its figures. */
+function scheduleOf(loan: { amount: number; interestRate: number; term: number }): AmortizationSchedule['payments'] {
+  return amortizationSchedule(new Dec(loan.amount), new Dec(loan.interestRate), loan.term).map((row) => ({
+    number: row.number,
+    payment: row.payment.toNumber(),
+    principal: row.principal.toNumber(),
+    interest: row.interest.toNumber(),
+    balance: row.balance.toNumber(),
+  }));
+}
+
 /** A quote of this account, as it was made; another account's quote is 404. */
 export async function getQuote(ctx: AppContext, accountId: string, quoteId: string): Promise<Quote> {
   const quote = await ctx.store.read((db) => findQuote(db, accountId, quoteId));
@@ -151,19 +175,7 @@ export async function getQuote(ctx: AppContext, accountId: string, quoteId: stri
  */
 export async function getQuoteSchedule(ctx: AppContext, accountId: string, quoteId: string): Promise<AmortizationSchedule> {
   const quote = await getQuote(ctx, accountId, quoteId);
-  const rows = amortizationSchedule(new Dec(quote.amount), new Dec(quote.interestRate), quote.term);
-  return {
-    quoteId: quote.quoteId,
-    currency: quote.currency,
-    payments: rows.map((row) => ({
-      number: row.number,
-      payment: row.payment.toNumber(),
-      principal: row.principal.toNumber(),
-      interest: row.interest.toNumber(),
-      balance: row.balance.toNumber(),
-    })),
-    livemode: quote.livemode,
-  };
+  return { quoteId: quote.quoteId, currency: quote.currency, payments: scheduleOf(quote), livemode: quote.livemode };
 }
 
 export async function getPricingSettings(ctx: AppContext, accountId: string): Promise<PricingSettings> {

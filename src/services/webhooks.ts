@@ -243,6 +243,14 @@ function disabledProblem(endpoint: WebhookEndpointRecord) {
   );
 }
 
+/** The event kinds an endpoint may choose, with the spec's words for each. */
+export function webhookEventCatalog(): Array<{ type: WebhookEventType; summary: string; description: string }> {
+  return eventTypes().map((type) => {
+    const { summary, description } = eventKind(type);
+    return { type, summary, description };
+  });
+}
+
 /** Queues the spec's example of `eventType` for this endpoint only, marked as a test. */
 export async function sendTestEvent(
   ctx: AppContext,

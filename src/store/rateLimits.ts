@@ -23,3 +23,9 @@ export async function countRequest(tx: SqlExecutor, bucket: string, windowStart:
 export async function deleteRateLimitWindows(tx: SqlExecutor, before: string): Promise<number> {
   return (await tx.run('DELETE FROM rate_limit_counters WHERE window_start < ?', [before])).changes;
 }
+
+/** Gives back one count of `bucket` in the window starting at `windowStart` (an attempt that turned out not to count). */
+export async function uncountRequest(tx: SqlExecutor, bucket: string, windowStart: string): Promise<void> {
+  await tx.run('SET LOCAL synchronous_commit = off');
+  await tx.run('UPDATE rate_limit_counters SET hits = hits - 1 WHERE bucket = ? AND window_start = ? AND hits > 0', [bucket, windowStart]);
+}

@@ -82,8 +82,19 @@ const FIXTURE: Record<string, string> = {
   'src/http/edge.ts': "import { useCase } from '../services/useCase.ts';\nexport const edge = useCase;\n",
 
   'src/operations/quotes.ts': 'export const quotes = 1;\n',
+
+  // The dashboard: a page calling a use case is fine; one reaching the store or an API handler is not.
+  'src/dashboard/pages.ts': [
+    "import { useCase } from '../services/useCase.ts';",
+    "import type { Store } from '../store/store.ts';",
+    "import { quotes } from '../operations/quotes.ts';",
+    'export type S = Store;',
+    'export const pages = [useCase, quotes];',
+  ].join('\n'),
+  'src/dashboard/index.ts': "import { pages } from './pages.ts';\nexport const dashboard = pages;\n",
+  'src/services/probeDashboard.ts': "import { dashboard } from '../dashboard/index.ts';\nexport const probe = dashboard;\n",
   'src/operations/index.ts': "import { quotes } from './quotes.ts';\nexport const handlers = { quotes };\n",
-  'src/app.ts': "import { handlers } from './operations/index.ts';\nexport const app = handlers;\n",
+  'src/app.ts': "import { handlers } from './operations/index.ts';\nimport { dashboard } from './dashboard/index.ts';\nexport const app = [handlers, dashboard];\n",
   'src/main.ts': "import { quotes } from './operations/quotes.ts';\nimport { app } from './app.ts';\nexport const main = [quotes, app];\n",
 
   // A cycle closed by a type-only import.
@@ -138,8 +149,13 @@ describe('dependency rules (.dependency-cruiser.cjs) on a fixture tree', () => {
   it('the layering rules report exactly the forbidden imports', () => {
     const others = found.filter((v) => !v.startsWith('domain-is-pure:') && !v.startsWith('no-cycles:'));
     expect(others.map((v) => v.replace(/-> .*node_modules\/(@types\/)?koa\/.*$/, '-> koa')).sort()).toEqual([
+      'dashboard-calls-services-only: src/dashboard/pages.ts -> src/operations/quotes.ts',
+      'dashboard-calls-services-only: src/dashboard/pages.ts -> src/store/store.ts',
       'edge-calls-no-use-case: src/http/edge.ts -> src/services/useCase.ts',
+      'only-app-wires-handlers: src/dashboard/pages.ts -> src/operations/quotes.ts',
       'only-app-wires-handlers: src/main.ts -> src/operations/quotes.ts',
+      'only-app-wires-handlers: src/services/probeDashboard.ts -> src/dashboard/index.ts',
+      'services-know-no-transport: src/services/probeDashboard.ts -> src/dashboard/index.ts',
       'services-know-no-transport: src/services/useCase.ts -> koa',
       'services-know-no-transport: src/services/useCase.ts -> src/http/problem.ts',
       'store-stays-below: src/store/store.ts -> src/services/useCase.ts',

@@ -13,6 +13,7 @@ const FAIL_STATUS: Record<string, number> = {
   validation: 400,
   invalid: 400,
   unauthenticated: 401,
+  forbidden: 403,
   notFound: 404,
   conflict: 409,
   unsupportedMediaType: 415,
@@ -25,6 +26,7 @@ const FAIL_STATUS: Record<string, number> = {
 const FAIL_FIXED: Record<string, string> = {
   validation: 'validation_failed',
   unauthenticated: 'unauthorized',
+  forbidden: 'forbidden',
   notFound: 'not_found',
   unsupportedMediaType: 'unsupported_media_type',
 };
@@ -68,10 +70,18 @@ const INDIRECT_CODES: Record<string, { from: string }> = {
 };
 
 /**
- * Files whose errors never reach HTTP: the operator's admin command line and what only it calls.
- * Their codes are printed by the CLI, not answered by the API.
+ * Files whose errors never reach the API: the operator's admin command line and what only it
+ * calls (their codes are printed by the CLI), and the dashboard with the use cases only it calls
+ * (users, sessions: their errors are shown on HTML pages, never answered as problems).
  */
-const NOT_HTTP = [/^src\/cli\//, /^src\/services\/bankPartners\.ts$/, /^src\/services\/secretsKey\.ts$/, /^src\/config\.ts$/];
+const NOT_HTTP = [
+  /^src\/cli\//,
+  /^src\/services\/bankPartners\.ts$/,
+  /^src\/services\/secretsKey\.ts$/,
+  /^src\/config\.ts$/,
+  /^src\/dashboard\//,
+  /^src\/services\/(users|sessions)\.ts$/,
+];
 
 /** Definitions, not uses: the constructors themselves. */
 const DEFINITIONS = ['src/errors.ts', 'src/http/problem.ts'];

@@ -1,0 +1,103 @@
+/** What every page handler uses: the session it needs, the form it was sent, redirects and errors. */
+import type { Context } from 'koa';
+import type { AppContext } from '../context.ts';
+import { AppError, fail, isAppError, type ErrorKind } from '../errors.ts';
+import type { ActiveSession } from '../services/sessions.ts';
+import { environmentAccountId } from './environment.ts';
+import { fieldErrors, type FieldErrors } from './forms.ts';
+import { newCsrfToken, setCookie, type CookieNames } from './security.ts';
+import type { DashboardState } from './state.ts';
+
+/** Thrown by a page that needs a signed-in user when there is none: the answer is a redirect to sign-in. */
+export class SignInRequired extends Error {}
+
+export function stateOf(koa: Context): DashboardState {
+  return koa.state.dashboard as DashboardState;
+}
+
+/** The signed-in user's session; a visitor is sent to the sign-in page. */
+export function requireSession(koa: Context): ActiveSession {
+  const session = stateOf(koa).session;
+  if (!session) throw new SignInRequired();
+  return session;
+}
+
+/** The session of an admin; a member gets 403 (admin pages, and every change to integrations). */
+export function requireAdmin(koa: Context): ActiveSession {
+  const session = requireSession(koa);
+  if (session.user.role !== 'admin') throw fail.forbidden('This page is for admins of the account; your role is member, so integrations are read-only for you.');
+  return session;
+}
+
+/** The account id the page works on (the environment the user is in). */
+export function accountOf(session: ActiveSession): string {
+  return environmentAccountId(session);
+}
+
+/** The form the POST sent (read and CSRF-checked by the middleware). */
+export function formOf(koa: Context): URLSearchParams {
+  return stateOf(koa).form ?? new URLSearchParams();
+}
+
+/** A 303 to a page of the dashboard (Post/Redirect/Get). */
+export function redirect(koa: Context, path: string): void {
+  koa.status = 303;
+  koa.redirect(path);
+}
+
+/** Makes sure a visitor's browser holds the pre-session CSRF cookie the forms before sign-in carry. */
+export function ensureAnonymousCsrf(koa: Context, names: CookieNames): string {
+  const state = stateOf(koa);
+  if (!state.anonymousCsrf) {
+    state.anonymousCsrf = newCsrfToken();
+    setCookie(koa, names, 'csrf', state.anonymousCsrf);
+  }
+  return state.anonymousCsrf;
+}
+
+/**
+ * The messages of an error a form shows beside its fields (400 validation, 409 and 422 refusals,
+ * with their pointers), or null for any other error (404, 403…), which gets the error page.
+ */
+export function formErrors(err: unknown, fieldOf?: (pointer: string) => string): { message: string; fields: FieldErrors } | null {
+  if (!isAppError(err)) return null;
+  if (err.kind !== 'invalid' && err.kind !== 'refused' && err.kind !== 'conflict') return null;
+  return { message: err.detail, fields: fieldErrors(err.facts.errors, fieldOf) };
+}
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media_type: 415,
+  refused: 422,
+  rate_limited: 429,
+  upstream_failed: 502,
+  unavailable: 503,
+};
+
+export function statusOf(err: AppError): number {
+  return STATUS[err.kind];
+}
+
+/** Flattens a value into field names (JSON pointers) and the text each field shows. */
+export function fieldValues(value: unknown, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (Array.isArray(value)) value.forEach((item, i) => Object.assign(out, fieldValues(item, `${prefix}/${i}`)));
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) Object.assign(out, fieldValues(item, `${prefix}/${key}`));
+  } else if (value !== null && value !== undefined) out[prefix] = String(value);
+  return out;
+}
+
+/** The submitted form's fields as the values to show again beside their messages. */
+export function submittedValues(form: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of form) if (name.startsWith('/') && !name.endsWith('/password')) out[name] = value;
+  return out;
+}
+
+export type Page = (koa: Context, app: AppContext) => Promise<void>;

@@ -1,0 +1,117 @@
+/** Sign-up, sign-in, sign-out and accepting an invitation: the pages a visitor sees before signing in. */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppContext } from '../../context.ts';
+import { isAppError } from '../../errors.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/users/password.ts';
+import { startSession, signIn, endSession, type ActiveSession, type SignInLimits } from '../../services/sessions.ts';
+import { acceptInvitation, findInvitation, signUp } from '../../services/users.ts';
+import { ensureAnonymousCsrf, formErrors, formOf, redirect, stateOf, submittedValues } from '../page.ts';
+import { render } from '../render.ts';
+import { readCookie, setCookie, type CookieNames } from '../security.ts';
+import { overviewData } from './overview.ts';
+
+/** The POSTs made before sign-in: their CSRF token is the pre-session cookie's, not a session's. */
+export const ANONYMOUS_FORMS = [/^\/dashboard\/sign-in$/, /^\/dashboard\/sign-up$/, /^\/dashboard\/invitations\/[^/]+$/];
+
+const PASSWORD_RULE = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters; any characters, spaces too.`;
+
+interface AuthOptions {
+  limits: SignInLimits;
+  names: () => CookieNames;
+}
+
+/** Signs the browser in: the new session's cookie replaces whatever it had. */
+function signInBrowser(koa: Context, names: CookieNames, session: ActiveSession): void {
+  setCookie(koa, names, 'session', session.sessionId);
+  stateOf(koa).session = session;
+}
+
+export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions): void {
+  const { limits, names } = options;
+
+  const signUpPage = (koa: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    ensureAnonymousCsrf(koa, names());
+    render(koa, 'sign-up', { title: 'Create an account', values: {}, errors: {}, message: null, passwordRule: PASSWORD_RULE, ...extra }, status);
+  };
+  const signInPage = (koa: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    ensureAnonymousCsrf(koa, names());
+    render(koa, 'sign-in', { title: 'Sign in', values: {}, errors: {}, message: null, notice: null, ...extra }, status);
+  };
+
+  router.get('/sign-up', async (koa) => {
+    if (stateOf(koa).session) return redirect(koa, '/dashboard');
+    signUpPage(koa);
+  });
+
+  router.post('/sign-up', async (koa) => {
+    const form = formOf(koa);
+    try {
+      const { user, firstKey, account } = await signUp(ctx, {
+        name: form.get('/name') ?? '',
+        email: form.get('/email') ?? '',
+        password: form.get('/password') ?? '',
+      });
+      signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
+      ctx.log.info({ accountId: account.accountId, userId: user.userId }, 'dashboard sign-up');
+      // The first key's secret is in this response only (never stored): the overview shows it once.
+      render(koa, 'overview', { ...(await overviewData(ctx, stateOf(koa).session!)), newKey: firstKey.apiKey, welcome: true });
+    } catch (err) {
+      const shown = formErrors(err);
+      if (!shown) throw err;
+      signUpPage(koa, { values: submittedValues(form), errors: shown.fields, message: shown.message }, isAppError(err) && err.kind === 'conflict' ? 409 : 400);
+    }
+  });
+
+  router.get('/sign-in', async (koa) => {
+    if (stateOf(koa).session) return redirect(koa, '/dashboard');
+    signInPage(koa, { notice: koa.query['signed-out'] === '1' ? 'You are signed out.' : null });
+  });
+
+  router.post('/sign-in', async (koa) => {
+    const form = formOf(koa);
+    try {
+      const session = await signIn(ctx, limits, {
+        email: form.get('/email') ?? '',
+        password: form.get('/password') ?? '',
+        clientAddress: koa.request.ip,
+        replacing: readCookie(koa, names().session),
+      });
+      signInBrowser(koa, names(), session);
+      redirect(koa, '/dashboard');
+    } catch (err) {
+      if (!isAppError(err) || (err.kind !== 'unauthenticated' && err.kind !== 'rate_limited')) throw err;
+      if (err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
+      signInPage(koa, { values: { '/email': form.get('/email') ?? '' }, message: err.detail }, err.kind === 'rate_limited' ? 429 : 401);
+    }
+  });
+
+  router.post('/sign-out', async (koa) => {
+    const session = stateOf(koa).session;
+    if (session) await endSession(ctx, session.sessionId);
+    setCookie(koa, names(), 'session', null);
+    redirect(koa, '/dashboard/sign-in?signed-out=1');
+  });
+
+  const invitationPage = async (koa: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const invitation = await findInvitation(ctx, koa.params.token!);
+    ensureAnonymousCsrf(koa, names());
+    render(koa, 'invitation', { title: 'Join your team', invitation, token: koa.params.token, errors: {}, message: null, passwordRule: PASSWORD_RULE, ...extra }, status);
+  };
+
+  router.get('/invitations/:token', async (koa) => invitationPage(koa));
+
+  router.post('/invitations/:token', async (koa) => {
+    const form = formOf(koa);
+    try {
+      const user = await acceptInvitation(ctx, koa.params.token!, form.get('/password') ?? '');
+      signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
+      redirect(koa, '/dashboard');
+    } catch (err) {
+      const shown = formErrors(err);
+      // A closed link (422) or a taken email (409) is the error page; a password to fix is shown beside its field.
+      if (!shown || !isAppError(err) || err.code !== 'validation_failed') throw err;
+      await invitationPage(koa, { errors: shown.fields, message: shown.message }, 400);
+    }
+  });
+}

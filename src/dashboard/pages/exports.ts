@@ -1,0 +1,42 @@
+/** Exports: choose a format (built-in or the account's own) and a status, and download the file. */
+import type Router from '@koa/router';
+import type { AppContext } from '../../context.ts';
+import { APPLICATION_STATUSES, type ApplicationStatus } from '../../domain/applications/stateMachine.ts';
+import { listExportFormats, prepareExport } from '../../services/exports.ts';
+import { accountOf, requireSession } from '../page.ts';
+import { render } from '../render.ts';
+
+const BUILT_IN = [
+  { name: 'csv', description: 'CSV, one row per application' },
+  { name: 'json', description: 'JSON: {"data": [...]}' },
+  { name: 'ndjson', description: 'NDJSON: one JSON record a line' },
+];
+
+export function exportRoutes(router: Router, ctx: AppContext): void {
+  router.get('/exports', async (koa) => {
+    const session = requireSession(koa);
+    const custom = await listExportFormats(ctx, accountOf(session), { limit: 100 });
+    render(koa, 'exports', {
+      title: 'Exports',
+      nav: 'exports',
+      formats: [...BUILT_IN, ...custom.items.map((f) => ({ name: f.name, description: f.description ?? `custom ${f.base}` }))],
+      statuses: APPLICATION_STATUSES,
+    });
+  });
+
+  // A download is a GET: it changes nothing, so it needs no CSRF token (SameSite=Lax still sends the cookie on a link).
+  router.get('/exports/download', async (koa) => {
+    const session = requireSession(koa);
+    const format = typeof koa.query.format === 'string' && koa.query.format !== '' ? koa.query.format : 'csv';
+    const status = (APPLICATION_STATUSES as readonly string[]).includes(String(koa.query.status)) ? (koa.query.status as ApplicationStatus) : undefined;
+    const prepared = await prepareExport(ctx, accountOf(session), { format, ...(status ? { status } : {}) });
+    const disconnected = new AbortController();
+    koa.res.once('close', () => {
+      if (!koa.res.writableFinished) disconnected.abort();
+    });
+    koa.type = prepared.contentType;
+    koa.set('Content-Disposition', prepared.contentDisposition);
+    koa.set('Cache-Control', 'no-store');
+    koa.body = prepared.open(disconnected.signal);
+  });
+}

@@ -1,0 +1,76 @@
+/** Team: users and their roles, one-time invitation links (shown once), role changes and removal; the last admin stays. */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppContext } from '../../context.ts';
+import { changeUserRole, getTeam, inviteUser, removeUser, revokeInvitation, USER_ROLES } from '../../services/users.ts';
+import { formErrors, formOf, redirect, requireAdmin, requireSession, submittedValues } from '../page.ts';
+import { render } from '../render.ts';
+import { setCookie, cookieNames } from '../security.ts';
+
+const DONE: Record<string, string> = {
+  role: 'The role is changed.',
+  removed: 'The user is removed and signed out everywhere.',
+  withdrawn: 'The invitation is withdrawn: its link no longer works.',
+};
+
+// The team belongs to the account the users signed up to, whatever environment (live or test) a
+// page shows: its use cases take the acting user, whose account it is, not the environment's id.
+
+async function teamPage(koa: Context, ctx: AppContext, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const session = requireSession(koa);
+  const team = await getTeam(ctx, session.user.accountId);
+  render(
+    koa,
+    'team',
+    { title: 'Team', nav: 'team', team, roles: USER_ROLES, values: { '/role': 'member' }, errors: {}, message: null, done: DONE[String(koa.query.done)] ?? null, ...extra },
+    status,
+  );
+}
+
+export function teamRoutes(router: Router, ctx: AppContext): void {
+  router.get('/team', (koa) => teamPage(koa, ctx));
+
+  router.post('/team/invitations', async (koa) => {
+    const session = requireAdmin(koa);
+    const form = formOf(koa);
+    try {
+      const { invitation, token } = await inviteUser(ctx, session.user, { email: form.get('/email') ?? '', role: form.get('/role') ?? '' });
+      ctx.log.info({ invitationId: invitation.invitationId, role: invitation.role, userId: session.user.userId }, 'team invitation created');
+      render(koa, 'invitation-created', { title: 'Invitation created', nav: 'team', invitation, link: `${ctx.config.publicBaseUrl}/dashboard/invitations/${token}` });
+    } catch (err) {
+      const shown = formErrors(err);
+      if (!shown) throw err;
+      await teamPage(koa, ctx, { values: submittedValues(form), errors: shown.fields, message: shown.message }, 400);
+    }
+  });
+
+  router.post('/team/invitations/:invitationId/withdraw', async (koa) => {
+    const session = requireAdmin(koa);
+    await revokeInvitation(ctx, session.user, koa.params.invitationId!);
+    redirect(koa, '/dashboard/team?done=withdrawn');
+  });
+
+  router.post('/team/users/:userId/role', async (koa) => {
+    const session = requireAdmin(koa);
+    await changeUserRole(ctx, session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
+    redirect(koa, koa.params.userId === session.user.userId ? '/dashboard' : '/dashboard/team?done=role');
+  });
+
+  router.get('/team/users/:userId/remove', async (koa) => {
+    const session = requireAdmin(koa);
+    const team = await getTeam(ctx, session.user.accountId);
+    const user = team.users.find((u) => u.userId === koa.params.userId);
+    if (!user) return; // 404
+    render(koa, 'team-remove', { title: 'Remove user', nav: 'team', member: user, self: user.userId === session.user.userId });
+  });
+
+  router.post('/team/users/:userId/remove', async (koa) => {
+    const session = requireAdmin(koa);
+    await removeUser(ctx, session.user, koa.params.userId!);
+    if (koa.params.userId === session.user.userId) {
+      setCookie(koa, cookieNames(ctx.config.publicBaseUrl), 'session', null);
+      return redirect(koa, '/dashboard/sign-in');
+    }
+    redirect(koa, '/dashboard/team?done=removed');
+  });
+}

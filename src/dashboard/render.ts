@@ -1,0 +1,44 @@
+/**
+ * Pages are Eta templates (src/dashboard/views) rendered on the server. Eta escapes every `<%= %>`
+ * value (autoEscape, on by default and set here explicitly); the templates use raw output (`<%~ %>`)
+ * only for other templates' output (the layout's body, includes), never for a value.
+ */
+import { fileURLToPath } from 'node:url';
+import { Eta } from 'eta';
+import type { Context } from 'koa';
+import { currentEnvironment } from './environment.ts';
+import type { DashboardState } from './state.ts';
+
+const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
+
+const eta = new Eta({ views: VIEWS, autoEscape: true, cache: true, autoTrim: [false, 'nl'] });
+
+/** Formatting the templates share: times in UTC, money with separators, percentages. */
+export const fmt = {
+  time: (iso: string | null | undefined): string => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : '—'),
+  money: (value: number | null | undefined, currency = ''): string =>
+    value === null || value === undefined ? '—' : `${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}${currency ? ` ${currency}` : ''}`,
+  percent: (value: number | null | undefined): string => (value === null || value === undefined ? '—' : `${value} %`),
+  /** An id for the element of a field named by a pointer (`/baseRates/0/rate` → `f-baseRates-0-rate`). */
+  id: (name: string): string => `f${name.replace(/[^A-Za-z0-9_-]/g, '-')}`,
+};
+
+export type NavItem = 'overview' | 'applications' | 'quotes' | 'exports' | 'api-keys' | 'webhooks' | 'team' | 'settings' | 'none';
+
+/** Renders `view` as the response, with what every page's layout needs. */
+export function render(koa: Context, view: string, data: Record<string, unknown> & { title: string; nav?: NavItem }, status = 200): void {
+  const state = koa.state.dashboard as DashboardState;
+  const session = state.session;
+  koa.status = status;
+  koa.type = 'text/html; charset=utf-8';
+  koa.set('Cache-Control', 'no-store');
+  koa.body = eta.render(`./${view}`, {
+    nav: 'none',
+    fmt,
+    ...data,
+    user: session?.user ?? null,
+    isAdmin: session?.user.role === 'admin',
+    environment: session ? currentEnvironment(session) : null,
+    csrfToken: session?.csrfToken ?? state.anonymousCsrf ?? '',
+  });
+}

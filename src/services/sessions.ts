@@ -1,0 +1,124 @@
+/**
+ * Dashboard sign-in and sessions, after OWASP's Authentication and Session Management cheat
+ * sheets: sessions live in the store (every instance sees them), are found by the hash of a
+ * 256-bit random id, get a new id at every sign-in, end after an idle and an absolute timeout, and
+ * are deleted at sign-out. Sign-in failures are limited per email and per client address; an
+ * unknown email and a wrong password get the same answer after the same work.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { normalizeEmail } from '../domain/accounts/accountDetails.ts';
+import { clientAddressKey } from '../domain/limits/clientAddress.ts';
+import { absoluteExpiry, needsTouch, sessionIsLive, type SessionPolicy } from '../domain/users/sessions.ts';
+import { fail } from '../errors.ts';
+import { deleteEndedSessions, deleteSession, findSession, insertSession, touchSession, type SessionRecord } from '../store/sessions.ts';
+import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
+import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
+import { attemptLimiter, type AttemptLimiter } from './rateLimits.ts';
+
+export interface ActiveSession {
+  /** The id the cookie carries (never stored: the store keeps its hash). */
+  sessionId: string;
+  /** The synchronizer token every form of this session carries (OWASP CSRF cheat sheet). */
+  csrfToken: string;
+  user: UserRecord;
+  expiresAt: string;
+}
+
+const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
+
+export function sessionPolicy(ctx: AppContext): SessionPolicy {
+  return { idleMs: ctx.config.dashboard.sessionIdleMinutes * 60_000, absoluteMs: ctx.config.dashboard.sessionAbsoluteHours * 3_600_000 };
+}
+
+/** A new session for `user`, with a new random id; `replacing` (the session the browser had, if any) is ended. */
+export async function startSession(ctx: AppContext, user: UserRecord, replacing?: string): Promise<ActiveSession> {
+  const sessionId = randomBytes(32).toString('base64url');
+  const now = ctx.clock.now();
+  const session: SessionRecord = {
+    idHash: idHash(sessionId),
+    userId: user.userId,
+    csrfToken: randomBytes(32).toString('base64url'),
+    createdAt: now.toISOString(),
+    lastSeenAt: now.toISOString(),
+    expiresAt: absoluteExpiry(now.getTime(), sessionPolicy(ctx)),
+  };
+  await ctx.store.transaction(async (tx) => {
+    if (replacing) await deleteSession(tx, idHash(replacing));
+    await insertSession(tx, session);
+  });
+  return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt };
+}
+
+/** The live session a cookie's id names, or null (unknown, ended by time, or signed out). */
+export async function resumeSession(ctx: AppContext, sessionId: string): Promise<ActiveSession | null> {
+  if (sessionId.length === 0 || sessionId.length > 100) return null;
+  const hash = idHash(sessionId);
+  const found = await ctx.store.read((db) => findSession(db, hash));
+  if (!found) return null;
+  const now = ctx.clock.now();
+  if (!sessionIsLive(found.session, now.getTime(), sessionPolicy(ctx))) {
+    await ctx.store.transaction((tx) => deleteSession(tx, hash));
+    return null;
+  }
+  if (needsTouch(found.session, now.getTime())) await ctx.store.transaction((tx) => touchSession(tx, hash, now.toISOString()));
+  return { sessionId, csrfToken: found.session.csrfToken, user: found.user, expiresAt: found.session.expiresAt };
+}
+
+export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {
+  await ctx.store.transaction((tx) => deleteSession(tx, idHash(sessionId)));
+}
+
+/** Deletes the sessions that ended (background work); returns how many. */
+export async function sweepSessions(ctx: AppContext): Promise<number> {
+  const now = ctx.clock.now();
+  const idleBefore = new Date(now.getTime() - sessionPolicy(ctx).idleMs).toISOString();
+  return ctx.store.transaction((tx) => deleteEndedSessions(tx, now.toISOString(), idleBefore));
+}
+
+/** The same words for an unknown email and a wrong password, so the answer tells nothing about which. */
+export const SIGN_IN_FAILED = 'The email or the password is not correct.';
+
+export interface SignInLimits {
+  perEmail: AttemptLimiter;
+  perAddress: AttemptLimiter;
+}
+
+/** The sign-in limits of this process (their counts are shared by every instance on PostgreSQL). */
+export function signInLimits(ctx: AppContext): SignInLimits {
+  return {
+    perEmail: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerEmailPerMinute),
+    perAddress: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerAddressPerMinute),
+  };
+}
+
+/**
+ * Checks an email and password and starts a session. Each attempt is counted against the email
+ * and the client's address before the password is looked at, and given back when it succeeds:
+ * past either limit the answer is 429 `sign_in_rate_limited` whether the email exists or not.
+ * Failures are 401 with SIGN_IN_FAILED after one password check in every case.
+ */
+export async function signIn(
+  ctx: AppContext,
+  limits: SignInLimits,
+  input: { email: string; password: string; clientAddress: string | undefined; replacing?: string | undefined },
+): Promise<ActiveSession> {
+  const email = normalizeEmail(input.email);
+  const byEmail = await limits.perEmail.take(`sign-in:email:${email}`);
+  const byAddress = await limits.perAddress.take(`sign-in:address:${clientAddressKey(input.clientAddress)}`);
+  if (!byEmail.allowed || !byAddress.allowed) {
+    if (byEmail.allowed) await byEmail.release();
+    if (byAddress.allowed) await byAddress.release();
+    const retryAfterSeconds = Math.max(byEmail.allowed ? 0 : byEmail.retryAfterSeconds, byAddress.allowed ? 0 : byAddress.retryAfterSeconds);
+    throw fail.rateLimited('sign_in_rate_limited', `Too many failed sign-ins; try again in ${retryAfterSeconds} seconds.`, retryAfterSeconds);
+  }
+  const found = email.length <= 254 && input.password.length <= 1024 ? await ctx.store.read((db) => findUserByEmail(db, email)) : undefined;
+  const check = found ? await verifyPassword(input.password, found.passwordHash) : await spendPasswordCheck(input.password).then(() => null);
+  if (!found || !check?.matches) throw fail.unauthenticated(SIGN_IN_FAILED);
+  await Promise.all([byEmail.release(), byAddress.release()]);
+  if (check.rehash) {
+    const rehashed = await hashPassword(input.password);
+    await ctx.store.transaction((tx) => setPasswordHash(tx, found.user.userId, rehashed));
+  }
+  return startSession(ctx, found.user, input.replacing);
+}

@@ -1,0 +1,333 @@
+/**
+ * The dashboard's security, over HTTP against the real app (on each engine): CSRF tokens and the
+ * Origin check on every POST, session cookies and their flags, session fixation, sign-out, idle and
+ * absolute expiry, another account's ids, password length, and sign-in rate limiting (per email and
+ * per address, the same answer and about the same time for an unknown email and a wrong password).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepSessions } from '../../src/services/sessions.ts';
+import { startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
+import { manualClock } from '../api/webhooksReceiver.ts';
+import { DashboardClient, csrfTokenOf, signUpWith } from './httpClient.ts';
+
+const PASSWORD = 'correct horse battery staple';
+const clock = manualClock(Date.parse('2026-11-02T09:00:30Z'));
+let app: TestApp;
+let alice: DashboardClient;
+let bobKey: string;
+let bob: DashboardClient;
+
+beforeAll(async () => {
+  app = await startTestApp({
+    clock,
+    env: {
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE: '2',
+      DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: '3',
+    },
+  });
+  ({ client: alice } = await signUpWith(app.baseUrl, { name: 'Alice Lending', email: 'alice@alice.test', password: PASSWORD }));
+  ({ client: bob, firstKey: bobKey } = await signUpWith(app.baseUrl, { name: 'Bob Brokers', email: 'bob@bob.test', password: PASSWORD }));
+}, 120_000);
+afterAll(async () => {
+  await app?.close();
+});
+
+/** The next minute: every sign-in window of the limits has ended. */
+function nextMinute(): void {
+  clock.advance(61_000);
+}
+
+async function keyCount(client: DashboardClient): Promise<number> {
+  return ((await client.get('/dashboard/api-keys')).body.match(/\/revoke"/g) ?? []).length;
+}
+
+describe('headers', () => {
+  it('every page has a strict CSP (no inline script or style), X-Frame-Options DENY, a Referrer-Policy, nosniff and no-store', async () => {
+    for (const page of [await new DashboardClient(app.baseUrl).get('/dashboard/sign-in'), await alice.get('/dashboard'), await alice.get('/dashboard/nope')]) {
+      const csp = page.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("style-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.headers.get('referrer-policy')).toBe('same-origin');
+      expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(page.body).not.toMatch(/<script>|<script (?!src=)|\sstyle=|\son[a-z]+=/i);
+    }
+  });
+});
+
+describe('CSRF', () => {
+  it('a POST without a CSRF token gets 403 and changes nothing', async () => {
+    const before = await keyCount(alice);
+    const response = await alice.post('/dashboard/api-keys', { '/name': 'No token', '/role': 'admin' });
+    expect(response.status).toBe(403);
+    expect(response.body).toContain('CSRF token');
+    expect(await keyCount(alice)).toBe(before);
+  });
+
+  it("a POST with a wrong CSRF token (random, or another session's) gets 403 and changes nothing", async () => {
+    const before = await keyCount(alice);
+    const bobsToken = csrfTokenOf((await bob.get('/dashboard')).body);
+    for (const token of ['x'.repeat(43), bobsToken, '']) {
+      expect((await alice.post('/dashboard/api-keys', { '/name': 'Wrong token', '/role': 'admin', _csrf: token })).status).toBe(403);
+    }
+    expect(await keyCount(alice)).toBe(before);
+  });
+
+  it('a cross-origin POST gets 403 even with the right token; a POST with neither Origin nor Referer too', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    expect((await alice.post('/dashboard/api-keys', { '/name': 'Cross origin', '/role': 'admin' }, { csrfFrom: page.body, origin: 'http://evil.test' })).status).toBe(403);
+    expect((await alice.post('/dashboard/api-keys', { '/name': 'Null origin', '/role': 'admin' }, { csrfFrom: page.body, origin: 'null' })).status).toBe(403);
+    expect((await alice.post('/dashboard/api-keys', { '/name': 'No origin', '/role': 'admin' }, { csrfFrom: page.body, origin: null })).status).toBe(403);
+    expect(await keyCount(alice)).toBe(before);
+    // The same form from this origin is taken: the refusals above were the origin's.
+    const created = await alice.post('/dashboard/api-keys', { '/name': 'Same origin', '/role': 'member' }, { csrfFrom: page.body });
+    expect(created.status).toBe(200);
+    expect(created.body).toContain('mos_live_');
+  });
+
+  it('the forms before sign-in (sign-in, sign-up) need their pre-session token too (no login CSRF)', async () => {
+    const visitor = new DashboardClient(app.baseUrl);
+    await visitor.get('/dashboard/sign-in');
+    expect((await visitor.post('/dashboard/sign-in', { '/email': 'alice@alice.test', '/password': PASSWORD })).status).toBe(403);
+    expect((await visitor.post('/dashboard/sign-up', { '/name': 'X', '/email': 'x@x.test', '/password': PASSWORD })).status).toBe(403);
+    const page = await visitor.get('/dashboard/sign-in');
+    expect((await visitor.post('/dashboard/sign-in', { '/email': 'alice@alice.test', '/password': PASSWORD }, { csrfFrom: page.body, origin: 'http://evil.test' })).status).toBe(403);
+    expect(visitor.cookies.has('mos_session')).toBe(false);
+  });
+});
+
+describe("another account's ids", () => {
+  it("are 404 on every page and every form, exactly like ids that do not exist", async () => {
+    const bobApi: ApiClient = app.clientFor(bobKey);
+    const application = (await bobApi.POST('/v1/applications', { body: { applicant: { name: 'Bob Applicant', amount: 200000 }, term: 30 } })).data!;
+    const webhook = (await bobApi.POST('/v1/webhooks', { body: { url: 'http://127.0.0.1:9/bob', events: ['application.approved'] } })).data!;
+    const bobKeys = (await bobApi.GET('/v1/api-keys')).data!.data;
+    const bobUserId = /\/dashboard\/team\/users\/(usr-[0-9a-z]+)\/remove/.exec((await bob.get('/dashboard/team')).body)![1]!;
+    const page = await alice.get('/dashboard');
+    const gets = [
+      `/dashboard/applications/${application.mortgageId}`,
+      `/dashboard/webhooks/${webhook.webhookId}`,
+      `/dashboard/api-keys/${bobKeys[0]!.keyId}/revoke`,
+      `/dashboard/team/users/${bobUserId}/remove`,
+      `/dashboard/applications/mtg-00000000000000000000000000`,
+    ];
+    for (const path of gets) expect((await alice.get(path)).status, path).toBe(404);
+    const posts: Array<[string, Record<string, string>]> = [
+      [`/dashboard/api-keys/${bobKeys[0]!.keyId}/revoke`, {}],
+      [`/dashboard/webhooks/${webhook.webhookId}`, { '/url': 'http://127.0.0.1:9/alice', '/events': 'application.approved' }],
+      [`/dashboard/webhooks/${webhook.webhookId}/enabled`, { '/enabled': 'false' }],
+      [`/dashboard/webhooks/${webhook.webhookId}/rotate-secret`, {}],
+      [`/dashboard/webhooks/${webhook.webhookId}/test`, { '/event': 'application.approved' }],
+      [`/dashboard/team/users/${bobUserId}/role`, { '/role': 'member' }],
+      [`/dashboard/team/users/${bobUserId}/remove`, {}],
+    ];
+    for (const [path, fields] of posts) expect((await alice.post(path, fields, { csrfFrom: page.body })).status, path).toBe(404);
+    // Nothing of Bob's changed.
+    expect((await bobApi.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId: webhook.webhookId } } })).data!.url).toBe('http://127.0.0.1:9/bob');
+    expect((await bobApi.GET('/v1/api-keys')).data!.data.every((k) => k.revokedAt === null)).toBe(true);
+    expect((await bob.get('/dashboard/team')).body).toContain('bob@bob.test');
+  });
+});
+
+describe('team', () => {
+  it('an invitation link works once, for its email and role; a member gets 403 on admin pages and forms; the last admin stays', async () => {
+    const invited = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'Max@Alice.test', '/role': 'member' });
+    expect(invited.status).toBe(200);
+    const link = /id="invitation-link">([^<]+)</.exec(invited.body)![1]!;
+    const path = new URL(link).pathname;
+    expect(path).toMatch(/^\/dashboard\/invitations\/[A-Za-z0-9_-]{43}$/);
+
+    const max = new DashboardClient(app.baseUrl);
+    const page = await max.get(path);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('value="max@alice.test"');
+    const joined = await max.post(path, { '/password': 'another long passphrase' }, { csrfFrom: page.body });
+    expect(joined.status).toBe(303);
+    expect((await max.get('/dashboard')).body).toContain('max@alice.test · member');
+    // Used once: the link is closed now, for anyone.
+    const again = await new DashboardClient(app.baseUrl).get(path);
+    expect(again.status).toBe(422);
+    expect(again.body).toContain('has already been used');
+    expect((await new DashboardClient(app.baseUrl).get('/dashboard/invitations/not-a-token')).status).toBe(404);
+
+    // A member: read-only integrations, 403 on admin pages and on every admin form.
+    for (const adminPage of ['/dashboard/settings', '/dashboard/webhooks/new']) expect((await max.get(adminPage)).status, adminPage).toBe(403);
+    const home = await max.get('/dashboard/api-keys');
+    expect(home.status).toBe(200);
+    expect(home.body).not.toContain('Create an API key');
+    for (const [action, fields] of [
+      ['/dashboard/api-keys', { '/name': 'Member made', '/role': 'admin' }],
+      ['/dashboard/team/invitations', { '/email': 'eve@alice.test', '/role': 'admin' }],
+      ['/dashboard/settings/underwriting', {}],
+    ] as const) {
+      expect((await max.post(action, fields, { csrfFrom: home.body })).status, action).toBe(403);
+    }
+
+    // The last admin can be neither demoted nor removed.
+    const team = await alice.get('/dashboard/team');
+    const aliceId = /\/dashboard\/team\/users\/(usr-[0-9a-z]+)\/remove/.exec(team.body)![1]!;
+    const demoted = await alice.post(`/dashboard/team/users/${aliceId}/role`, { '/role': 'member' }, { csrfFrom: team.body });
+    expect(demoted.status).toBe(422);
+    expect(demoted.body).toContain('last admin');
+    expect((await alice.post(`/dashboard/team/users/${aliceId}/remove`, {}, { csrfFrom: team.body })).status).toBe(422);
+    expect((await alice.get('/dashboard')).body).toContain('alice@alice.test · admin');
+  }, 60_000);
+});
+
+describe('sessions', () => {
+  async function signIn(client: DashboardClient, email = 'alice@alice.test', password = PASSWORD) {
+    return client.submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': email, '/password': password });
+  }
+
+  it('the session cookie is HttpOnly, SameSite=Lax, Path=/, session-only; over http it is not Secure and has no prefix', async () => {
+    nextMinute();
+    const client = new DashboardClient(app.baseUrl);
+    const response = await signIn(client);
+    expect(response.status).toBe(303);
+    const cookie = response.setCookies.find((c) => c.startsWith('mos_session='))!;
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Lax/);
+    expect(cookie).toMatch(/; Path=\//);
+    expect(cookie).not.toMatch(/Secure|Max-Age|Expires|Domain/i);
+    expect(cookie.split(';')[0]!.split('=')[1]).toMatch(/^[A-Za-z0-9_-]{43}$/); // 256 random bits
+  });
+
+  it('with an https public URL the cookies are Secure and __Host- prefixed', async () => {
+    nextMinute();
+    const published = app.ctx.config.publicBaseUrl;
+    app.ctx.config.publicBaseUrl = 'https://dashboard.example.test';
+    try {
+      const client = new DashboardClient(app.baseUrl);
+      const page = await client.get('/dashboard/sign-in');
+      expect(page.setCookies.join('\n')).toMatch(/^__Host-mos_csrf=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/m);
+      const response = await client.post('/dashboard/sign-in', { '/email': 'alice@alice.test', '/password': PASSWORD }, { csrfFrom: page.body, origin: 'https://dashboard.example.test' });
+      expect(response.status).toBe(303);
+      expect(response.setCookies.join('\n')).toMatch(/^__Host-mos_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/m);
+      expect((await client.get('/dashboard')).status).toBe(200);
+    } finally {
+      app.ctx.config.publicBaseUrl = published;
+    }
+  });
+
+  it('session fixation: sign-in always issues a new session id, and the id the browser had before is dead', async () => {
+    nextMinute();
+    const client = new DashboardClient(app.baseUrl);
+    client.cookies.set('mos_session', 'attacker-chosen-session-id-0000000000000000');
+    const signInPage = await client.get('/dashboard/sign-in');
+    await client.post('/dashboard/sign-in', { '/email': 'alice@alice.test', '/password': PASSWORD }, { csrfFrom: signInPage.body });
+    const first = client.cookies.get('mos_session')!;
+    expect(first).not.toBe('attacker-chosen-session-id-0000000000000000');
+    expect((await client.get('/dashboard')).status).toBe(200);
+    // Signing in again (with the first session's cookie) replaces it with a new one.
+    await client.post('/dashboard/sign-in', { '/email': 'alice@alice.test', '/password': PASSWORD }, { csrfFrom: signInPage.body });
+    const second = client.cookies.get('mos_session')!;
+    expect(second).not.toBe(first);
+    const replay = new DashboardClient(app.baseUrl);
+    replay.cookies.set('mos_session', first);
+    const old = await replay.get('/dashboard');
+    expect(old.status).toBe(303);
+    expect(old.headers.get('location')).toBe('/dashboard/sign-in');
+  });
+
+  it('sign-out destroys the session in the store: its cookie no longer opens anything', async () => {
+    nextMinute();
+    const client = new DashboardClient(app.baseUrl);
+    await signIn(client);
+    const id = client.cookies.get('mos_session')!;
+    const page = await client.get('/dashboard');
+    const out = await client.post('/dashboard/sign-out', {}, { csrfFrom: page.body });
+    expect(out.status).toBe(303);
+    expect(out.setCookies.join('\n')).toMatch(/mos_session=; .*Max-Age=0/);
+    const replay = new DashboardClient(app.baseUrl);
+    replay.cookies.set('mos_session', id);
+    expect((await replay.get('/dashboard')).status).toBe(303);
+  });
+
+  it('a session ends after 30 idle minutes, and 8 hours after sign-in however active', async () => {
+    nextMinute();
+    const idle = new DashboardClient(app.baseUrl);
+    await signIn(idle);
+    clock.advance(29 * 60_000);
+    expect((await idle.get('/dashboard')).status).toBe(200);
+    clock.advance(30 * 60_000 + 1000);
+    expect((await idle.get('/dashboard')).status).toBe(303);
+
+    const busy = new DashboardClient(app.baseUrl);
+    await signIn(busy);
+    for (let minutes = 0; minutes < 8 * 60 - 20; minutes += 20) {
+      clock.advance(20 * 60_000);
+      expect((await busy.get('/dashboard')).status).toBe(200);
+    }
+    clock.advance(21 * 60_000);
+    expect((await busy.get('/dashboard')).status).toBe(303);
+    // The sessions left behind (idle for hours now) are swept by the background task's use case.
+    expect(await sweepSessions(app.ctx)).toBeGreaterThan(0);
+    expect(await sweepSessions(app.ctx)).toBe(0);
+  }, 60_000);
+});
+
+describe('passwords', () => {
+  it('must be 12 to 128 characters; the message is shown beside the field and nothing is made', async () => {
+    for (const password of ['x'.repeat(11), 'x'.repeat(129)]) {
+      const client = new DashboardClient(app.baseUrl);
+      const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { '/name': 'Short', '/email': 'short@short.test', '/password': password });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatch(/id="f-password-error" class="field-error">must be (at least 12|at most 128) characters</);
+      expect(response.body).not.toContain(password); // a password is never sent back
+      expect(client.cookies.has('mos_session')).toBe(false);
+    }
+  });
+});
+
+describe('sign-in rate limiting', () => {
+  async function attempt(email: string, password: string) {
+    const client = new DashboardClient(app.baseUrl);
+    const started = performance.now();
+    const response = await client.submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': email, '/password': password });
+    return { ...response, ms: performance.now() - started };
+  }
+
+  it('an unknown email and a wrong password get the same answer, after a password check each', async () => {
+    nextMinute();
+    const wrong = await attempt('alice@alice.test', 'not the password at all');
+    const unknown = await attempt('nobody@alice.test', 'not the password at all');
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    const message = (body: string) => /class="form-error" role="alert">([^<]+)</.exec(body)?.[1];
+    expect(message(unknown.body)).toBe(message(wrong.body));
+    expect(message(wrong.body)).toBe('The email or the password is not correct.');
+    // Both paths run scrypt once (hundreds of milliseconds); without the decoy check an unknown email would answer in a few.
+    expect(unknown.ms).toBeGreaterThan(wrong.ms * 0.3);
+  }, 60_000);
+
+  it('per email: past the limit every sign-in with that email gets 429, right password or not, known or not, until the minute ends', async () => {
+    nextMinute();
+    for (const email of ['alice@alice.test', 'nobody@alice.test']) {
+      expect((await attempt(email, 'wrong password one')).status).toBe(401);
+      expect((await attempt(email.toUpperCase(), 'wrong password two')).status).toBe(401);
+      const limited = await attempt(email, email.startsWith('alice') ? PASSWORD : 'whatever it is');
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.body).toContain('Too many failed sign-ins');
+      nextMinute();
+    }
+    expect((await attempt('alice@alice.test', PASSWORD)).status).toBe(303);
+  }, 60_000);
+
+  it('per address: failures with several emails from one address are limited together; a success gives its attempt back', async () => {
+    nextMinute();
+    expect((await attempt('alice@alice.test', PASSWORD)).status).toBe(303); // does not count
+    expect((await attempt('one@x.test', 'wrong password one')).status).toBe(401);
+    expect((await attempt('two@x.test', 'wrong password two')).status).toBe(401);
+    expect((await attempt('three@x.test', 'wrong password three')).status).toBe(401);
+    expect((await attempt('bob@bob.test', PASSWORD)).status).toBe(429);
+    nextMinute();
+    expect((await attempt('bob@bob.test', PASSWORD)).status).toBe(303);
+  }, 60_000);
+});
