@@ -15,6 +15,7 @@ import { SignInRequired, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
 import { authRoutes, ANONYMOUS_FORMS } from './pages/auth.ts';
+import { environmentRoutes } from './pages/environment.ts';
 import { exportRoutes } from './pages/exports.ts';
 import { overviewRoutes } from './pages/overview.ts';
 import { quoteRoutes } from './pages/quotes.ts';
@@ -31,6 +32,7 @@ export function dashboard(ctx: AppContext): Middleware {
   assetRoutes(router);
   authRoutes(router, ctx, { limits: signInLimits(ctx), names });
   overviewRoutes(router, ctx);
+  environmentRoutes(router, ctx);
   apiKeyRoutes(router, ctx);
   webhookRoutes(router, ctx);
   applicationRoutes(router, ctx);

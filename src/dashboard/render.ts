@@ -40,5 +40,7 @@ export function render(koa: Context, view: string, data: Record<string, unknown>
     isAdmin: session?.user.role === 'admin',
     environment: session ? currentEnvironment(session) : null,
     csrfToken: session?.csrfToken ?? state.anonymousCsrf ?? '',
+    // Where the environment switch comes back to: this section of the dashboard.
+    currentPath: koa.path,
   });
 }

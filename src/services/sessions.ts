@@ -11,7 +11,16 @@ import { normalizeEmail } from '../domain/accounts/accountDetails.ts';
 import { clientAddressKey } from '../domain/limits/clientAddress.ts';
 import { absoluteExpiry, needsTouch, sessionIsLive, type SessionPolicy } from '../domain/users/sessions.ts';
 import { fail } from '../errors.ts';
-import { deleteEndedSessions, deleteSession, findSession, insertSession, touchSession, type SessionRecord } from '../store/sessions.ts';
+import {
+  deleteEndedSessions,
+  deleteSession,
+  findSession,
+  insertSession,
+  setSessionEnvironment,
+  touchSession,
+  type SessionEnvironment,
+  type SessionRecord,
+} from '../store/sessions.ts';
 import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
 import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
 import { attemptLimiter, type AttemptLimiter } from './rateLimits.ts';
@@ -23,6 +32,8 @@ export interface ActiveSession {
   csrfToken: string;
   user: UserRecord;
   expiresAt: string;
+  /** The environment of the user's account the pages work in (live unless the user switched). */
+  environment: SessionEnvironment;
 }
 
 const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
@@ -42,12 +53,13 @@ export async function startSession(ctx: AppContext, user: UserRecord, replacing?
     createdAt: now.toISOString(),
     lastSeenAt: now.toISOString(),
     expiresAt: absoluteExpiry(now.getTime(), sessionPolicy(ctx)),
+    environment: 'live',
   };
   await ctx.store.transaction(async (tx) => {
     if (replacing) await deleteSession(tx, idHash(replacing));
     await insertSession(tx, session);
   });
-  return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt };
+  return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt, environment: session.environment };
 }
 
 /** The live session a cookie's id names, or null (unknown, ended by time, or signed out). */
@@ -62,7 +74,13 @@ export async function resumeSession(ctx: AppContext, sessionId: string): Promise
     return null;
   }
   if (needsTouch(found.session, now.getTime())) await ctx.store.transaction((tx) => touchSession(tx, hash, now.toISOString()));
-  return { sessionId, csrfToken: found.session.csrfToken, user: found.user, expiresAt: found.session.expiresAt };
+  return { sessionId, csrfToken: found.session.csrfToken, user: found.user, expiresAt: found.session.expiresAt, environment: found.session.environment };
+}
+
+/** Switches the pages of a session to the account's live or test data. */
+export async function switchEnvironment(ctx: AppContext, session: ActiveSession, environment: SessionEnvironment): Promise<ActiveSession> {
+  await ctx.store.transaction((tx) => setSessionEnvironment(tx, idHash(session.sessionId), environment));
+  return { ...session, environment };
 }
 
 export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {

@@ -12,7 +12,11 @@ export interface SessionRecord {
   createdAt: string;
   lastSeenAt: string;
   expiresAt: string;
+  environment: SessionEnvironment;
 }
+
+/** The account environment a session's pages work in. */
+export type SessionEnvironment = 'live' | 'test';
 
 interface SessionRow {
   id_hash: string;
@@ -21,6 +25,7 @@ interface SessionRow {
   created_at: string;
   last_seen_at: string;
   expires_at: string;
+  environment: SessionEnvironment;
   account_id: string;
   email: string;
   role: UserRole;
@@ -28,20 +33,21 @@ interface SessionRow {
 }
 
 export async function insertSession(tx: SqlExecutor, session: SessionRecord): Promise<void> {
-  await tx.run('INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)', [
+  await tx.run('INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at, environment) VALUES (?, ?, ?, ?, ?, ?, ?)', [
     session.idHash,
     session.userId,
     session.csrfToken,
     session.createdAt,
     session.lastSeenAt,
     session.expiresAt,
+    session.environment,
   ]);
 }
 
 /** The session and its user, in one read (every dashboard request makes it). */
 export async function findSession(db: SqlExecutor, idHash: string): Promise<{ session: SessionRecord; user: UserRecord } | undefined> {
   const row = await db.get<SessionRow>(
-    `SELECT s.id_hash, s.user_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at,
+    `SELECT s.id_hash, s.user_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.environment,
             u.account_id, u.email, u.role, u.created_at AS user_created_at
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ?`,
@@ -56,6 +62,7 @@ export async function findSession(db: SqlExecutor, idHash: string): Promise<{ se
       createdAt: row.created_at,
       lastSeenAt: row.last_seen_at,
       expiresAt: row.expires_at,
+      environment: row.environment,
     },
     user: { userId: row.user_id, accountId: row.account_id, email: row.email, role: row.role, createdAt: row.user_created_at },
   };
@@ -63,6 +70,10 @@ export async function findSession(db: SqlExecutor, idHash: string): Promise<{ se
 
 export async function touchSession(tx: SqlExecutor, idHash: string, seenAt: string): Promise<void> {
   await tx.run('UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?', [seenAt, idHash]);
+}
+
+export async function setSessionEnvironment(tx: SqlExecutor, idHash: string, environment: SessionEnvironment): Promise<void> {
+  await tx.run('UPDATE sessions SET environment = ? WHERE id_hash = ?', [environment, idHash]);
 }
 
 export async function deleteSession(tx: SqlExecutor, idHash: string): Promise<number> {

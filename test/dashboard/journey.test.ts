@@ -147,6 +147,15 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     for (const rule of ['debt_to_income', 'loan_to_value', 'credit_score', 'loan_amount']) expect(await page.locator('main').textContent()).toContain(rule);
     await screenshot(page, 'application', { fullPage: true });
 
+    // Switch to test data: marked on every page, the live application not there; then back.
+    await page.getByRole('button', { name: 'Switch to test data' }).click();
+    await page.locator('.test-banner').waitFor();
+    await audit('applications in test mode');
+    expect(await page.locator('main').textContent()).not.toContain(mortgageId);
+    await screenshot(page, 'test-mode');
+    await page.getByRole('button', { name: 'Switch to live data' }).click();
+    await page.getByRole('link', { name: mortgageId }).waitFor();
+
     // Download a CSV export of the approved applications.
     await open('/dashboard/exports', 'exports');
     await page.getByLabel('Format').selectOption('csv');

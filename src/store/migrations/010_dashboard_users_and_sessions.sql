@@ -22,7 +22,9 @@ CREATE TABLE sessions (
   csrf_token    TEXT NOT NULL,
   created_at    TEXT NOT NULL,
   last_seen_at  TEXT NOT NULL,
-  expires_at    TEXT NOT NULL
+  expires_at    TEXT NOT NULL,
+  -- The environment the pages show and change: 'live' or the account's 'test' environment.
+  environment   TEXT NOT NULL DEFAULT 'live' CHECK (environment IN ('live', 'test'))
 );
 CREATE INDEX sessions_by_user ON sessions (user_id);
 CREATE INDEX sessions_by_expiry ON sessions (expires_at);
