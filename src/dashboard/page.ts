@@ -1,7 +1,8 @@
 /** What every page handler uses: the session it needs, the form it was sent, redirects and errors. */
 import type { Context } from 'koa';
 import type { AppContext } from '../context.ts';
-import { AppError, fail, isAppError, type ErrorKind } from '../errors.ts';
+import { AppError, fail, isAppError } from '../errors.ts';
+import { statusOfKind } from '../http/problem.ts';
 import type { ActiveSession } from '../services/sessions.ts';
 import { environmentAccountId } from './environment.ts';
 import { fieldErrors, type FieldErrors } from './forms.ts';
@@ -65,22 +66,9 @@ export function formErrors(err: unknown, fieldOf?: (pointer: string) => string):
   return { message: err.detail, fields: fieldErrors(err.facts.errors, fieldOf) };
 }
 
-const STATUS: Record<ErrorKind, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_large: 413,
-  unsupported_media_type: 415,
-  refused: 422,
-  rate_limited: 429,
-  upstream_failed: 502,
-  unavailable: 503,
-};
-
+/** The status of an error's page: the API's own for its kind. */
 export function statusOf(err: AppError): number {
-  return STATUS[err.kind];
+  return statusOfKind(err.kind);
 }
 
 /** Flattens a value into field names (JSON pointers) and the text each field shows. */

@@ -47,6 +47,11 @@ const STATUS_OF_KIND: Record<ErrorKind, { status: number; title: string }> = {
   unavailable: { status: 503, title: 'Service unavailable' },
 };
 
+/** The HTTP status of an AppError's kind: the one mapping, shared by the API's problems and the dashboard's error pages. */
+export function statusOfKind(kind: ErrorKind): number {
+  return STATUS_OF_KIND[kind].status;
+}
+
 /** Titles more precise than their kind's, for codes a caller meets often. */
 const TITLE_OF_CODE: Record<string, string> = {
   bank_partner_unavailable: 'The bank partner is unavailable',

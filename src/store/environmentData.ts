@@ -2,17 +2,13 @@
  * Everything one environment owns, removed at once (test mode's `DELETE /v1/test/data`). API keys
  * and the environment's own row stay: they are how the caller reaches it again.
  */
+import type { components } from '../../generated/api.d.ts';
 import type { Tx } from './store.ts';
 
-export interface RemovedEnvironmentData {
-  quotes: number;
-  applications: number;
-  documents: number;
-  bankVerifications: number;
-  webhooks: number;
-  webhookDeliveryAttempts: number;
-  events: number;
-  exportFormats: number;
+/** How many of each kind were removed: the counts `DELETE /v1/test/data` answers. */
+type RemovedCounts = components['schemas']['TestDataDeleted']['deleted'];
+
+export interface RemovedEnvironmentData extends RemovedCounts {
   /** True when the environment had its own rate sheet or underwriting rules (now the defaults again). */
   settingsReset: boolean;
   /** The removed documents, whose bytes the caller removes once this transaction has committed (sql.js keeps them in files). */
