@@ -18,6 +18,11 @@ import type { Store } from './store/store.ts';
 export interface Authenticators {
   /** The bearer token of `Authorization`, checked as an API key. */
   apiKey(token: string): Promise<ApiKeyPrincipal>;
+  /**
+   * Makes this process forget the API keys it remembers: the revoking use case calls it once the
+   * revocation has committed and before it answers, so the key is refused at once.
+   */
+  apiKeyRevoked(): void;
   /** The bearer token (null when none was sent) checked as a bank partner's token. */
   bankToken(token: string | null): Promise<BankTokenPrincipal>;
 }

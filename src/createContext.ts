@@ -28,7 +28,9 @@ export function createContext(parts: ContextParts): AppContext {
     authenticate,
     ...(parts.store.sharedByInstances ? { countShared: sharedRequestCounter(parts) } : {}),
   };
-  authenticate.apiKey = apiKeyAuthenticator(ctx);
+  const apiKeys = apiKeyAuthenticator(ctx);
+  authenticate.apiKey = apiKeys.authenticate;
+  authenticate.apiKeyRevoked = apiKeys.forget;
   authenticate.bankToken = bankTokenAuthenticator(ctx);
   return ctx;
 }

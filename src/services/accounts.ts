@@ -126,7 +126,7 @@ export async function createApiKey(
  * cannot be revoked, so an account can always manage itself.
  */
 export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
-  return ctx.store.transaction(async (tx) => {
+  const revoked = await ctx.store.transaction(async (tx) => {
     const found = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
     if (!found) throw fail.notFound(`No API key ${keyId} in this account.`);
     // Several instances: revocations of one account's keys take turns, and read the key again once it is their turn.
@@ -143,6 +143,9 @@ export async function revokeApiKey(ctx: AppContext, accountId: string | null, ke
     await markApiKeyRevoked(tx, keyId, revokedAt);
     return { ...key, revokedAt };
   });
+  // Committed: this process's authenticator must not let the key through once more (other instances hear it by NOTIFY).
+  ctx.authenticate.apiKeyRevoked();
+  return revoked;
 }
 
 /**

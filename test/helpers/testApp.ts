@@ -70,6 +70,11 @@ export interface TestAppOptions {
   logDestination?: { write(line: string): void };
   /** Use this data directory (it must exist) instead of a fresh temporary one. */
   dataDir?: string;
+  /**
+   * Use this PostgreSQL database (not dropped by close()) instead of a fresh one: two apps given the
+   * same URL are two instances on one database.
+   */
+  databaseUrl?: string;
   /** Store options beyond those the config gives (a fault-injecting file layer, for example). */
   store?: Partial<SqlJsStoreOptions>;
 }
@@ -84,9 +89,9 @@ export function apiClient(baseUrl: string, bearer?: string): ApiClient {
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'mos-test-')));
-  const engine = testEngine();
-  // On PostgreSQL: a database of this app's own (random name), dropped by close().
-  const database = engine === 'postgres' ? await testDatabase() : null;
+  const engine = options.databaseUrl ? 'postgres' : testEngine();
+  // On PostgreSQL: a database of this app's own (random name), dropped by close(), unless one is given.
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : engine === 'postgres' ? await testDatabase() : null;
   const config: Config = loadConfig({
     PORT: '0',
     DATA_DIR: dataDir,
