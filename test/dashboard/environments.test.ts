@@ -77,6 +77,21 @@ describe('the environment switch', () => {
     expect(fromRecord.headers.get('location')).toBe('/dashboard/applications');
   });
 
+  it('the sign-up form sent again by a reload, once signed in, goes to the overview and makes nothing', async () => {
+    const client = new DashboardClient(app.baseUrl);
+    const form = await client.get('/dashboard/sign-up');
+    const fields = { '/name': 'Reload Lending', '/email': 'ops@reload.test', '/password': 'correct horse battery staple' };
+    const first = await client.post('/dashboard/sign-up', fields, { csrfFrom: form.body });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatch(/mos_live_[0-9A-Za-z]{38}/);
+    const again = await client.post('/dashboard/sign-up', fields, { csrfFrom: form.body });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/dashboard');
+    const overview = await client.get('/dashboard');
+    expect(overview.body).toContain('Reload Lending');
+    expect(overview.body).not.toMatch(/mos_live_[0-9A-Za-z]{38}/);
+  });
+
   it('a signed-out visitor is sent to sign-in', async () => {
     const visitor = new DashboardClient(app.baseUrl);
     const page = await visitor.get('/dashboard/sign-in');

@@ -45,6 +45,9 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
   });
 
   router.post('/sign-up', async (koa) => {
+    // Signed in already: most often the browser re-sending the sign-up that just succeeded (a
+    // reload of the page that showed the first key once). Nothing to make again: the overview.
+    if (stateOf(koa).session) return redirect(koa, '/dashboard');
     const form = formOf(koa);
     try {
       const { user, firstKey, account } = await signUp(ctx, {
