@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, freePort } from '../helpers/server.ts';
+import { PROJECT_ROOT, freePort, stopMock } from '../helpers/server.ts';
 import { HarnessGap, buildRequest, label, requestBody, specOperations, type SpecOperation } from './harness.ts';
 
 type Json = Record<string, any>;
@@ -35,8 +35,8 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`;
 }, 40_000);
 
-afterAll(() => {
-  if (mock && mock.exitCode === null && mock.signalCode === null) mock.kill('SIGKILL');
+afterAll(async () => {
+  await stopMock(mock);
 });
 
 interface SuccessExample {

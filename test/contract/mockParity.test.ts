@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testValues } from '../../src/contract/testValues.ts';
-import { freePort, PROJECT_ROOT } from '../helpers/server.ts';
+import { freePort, PROJECT_ROOT, stopMock } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
   buildRequest,
@@ -57,7 +57,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (mock && mock.exitCode === null && mock.signalCode === null) mock.kill('SIGKILL');
+  await stopMock(mock);
   await app?.close();
 });
 

@@ -63,3 +63,17 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * Stops `npm run mock` the way a person does (SIGTERM, which it passes on to Prism), waiting for it
+ * to exit; SIGKILL only if it has not within `timeoutMs`. Killing the wrapper outright would leave
+ * its Prism child running after the tests.
+ */
+export async function stopMock(mock: import('node:child_process').ChildProcess | undefined, timeoutMs = 5_000): Promise<void> {
+  if (!mock || mock.exitCode !== null || mock.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => mock.once('exit', () => resolve()));
+  mock.kill('SIGTERM');
+  const timer = setTimeout(() => mock.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
