@@ -73,6 +73,11 @@ export function isAppError(value: unknown): value is AppError {
 
 const withIssues = (errors: FieldIssue[] | undefined): ErrorFacts => (errors ? { errors } : {});
 
+/** Throws 400 `validation_failed` for the issues found, the first named in the detail; nothing when there are none. */
+export function throwIfIssues(issues: FieldIssue[]): void {
+  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
+}
+
 /** Constructors for the errors use cases raise, by kind. */
 export const fail = {
   /** A request field breaks the contract's form: 400 `validation_failed` with pointers. */

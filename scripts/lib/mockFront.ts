@@ -13,7 +13,8 @@
  *   `sl-violations` (Prism answers with the operation's first 422 or 400 example instead);
  * - CORS: none, as the service (Prism adds `Access-Control-*` headers everywhere);
  * - the export: the `format` query chooses the content type (csv, ndjson, json) as the service does;
- * - the documented test values (the spec's `x-test-values`, which test mode reads too): a valid
+ * - the documented test values (the spec's `x-test-values`, read through the same module as test
+ *   mode's, src/contract/testValues.ts): a valid
  *   `POST /v1/banks/verify` for a test account number gets that number's documented answer (its
  *   named example, or its problem).
  *
@@ -21,6 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { testBankAccount, type TestBankAccount } from '../../src/contract/testValues.ts';
 import { depthExceeds, MAX_JSON_DEPTH } from '../../src/http/requestBody.ts';
 
 type Json = Record<string, any>;
@@ -53,26 +55,11 @@ interface Issue {
   message: string;
 }
 
-interface TestBankAccount {
-  accountNumber: string;
-  description: string;
-  answer: { status: number; example?: string; code?: string };
-}
-
-function testBankAccounts(spec: Json): Map<string, TestBankAccount> {
-  const declared = (spec['x-test-values']?.bankAccounts ?? []) as TestBankAccount[];
-  return new Map(declared.map((a) => [a.accountNumber, a]));
-}
-
-/** The documented test account a verify request names, if any. */
-function testAccountOf(template: string, method: string, body: Buffer | undefined, accounts: Map<string, TestBankAccount>): TestBankAccount | undefined {
-  if (template !== '/v1/banks/verify' || method !== 'post' || body === undefined) return undefined;
-  try {
-    const number = (JSON.parse(body.toString('utf8')) as Json)?.applicant?.accountNumber;
-    return typeof number === 'string' ? accounts.get(number) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The documented test account a verify request's (parsed JSON) body names, if any. */
+function testAccountOf(template: string, method: string, json: unknown): TestBankAccount | undefined {
+  if (template !== '/v1/banks/verify' || method !== 'post') return undefined;
+  const number = (json as Json | null | undefined)?.applicant?.accountNumber;
+  return typeof number === 'string' ? testBankAccount(number) : undefined;
 }
 
 function routesOf(spec: Json): Route[] {
@@ -158,7 +145,6 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
 
 export function createMockFront(options: MockFrontOptions): http.Server {
   const routes = routesOf(options.spec);
-  const testAccounts = testBankAccounts(options.spec);
   const jsonLimit = options.jsonBodyLimitBytes ?? 1_048_576;
   const upstream = options.upstream.replace(/\/+$/, '');
 
@@ -192,6 +178,7 @@ export function createMockFront(options: MockFrontOptions): http.Server {
       const mediaType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       let body: Buffer | undefined;
+      let json: unknown;
       if (hasBody) {
         const read = await readBody(req, mediaType === 'application/json' || declared.length === 0 ? jsonLimit : 64 * 1024 * 1024);
         if (read === 'too_large') return problem(413, 'payload_too_large', `The request body is larger than ${jsonLimit} bytes.`);
@@ -211,13 +198,12 @@ export function createMockFront(options: MockFrontOptions): http.Server {
         } else if (!declared.includes(mediaType)) {
           return problem(415, 'unsupported_media_type', `Send the body as ${declared.join(' or ')}${mediaType ? `, not ${mediaType}` : ' with a Content-Type header'}.`);
         } else if (mediaType === 'application/json') {
-          let parsed: unknown;
           try {
-            parsed = JSON.parse(read.toString('utf8'));
+            json = JSON.parse(read.toString('utf8'));
           } catch {
             return problem(400, 'malformed_json', 'The request body is not valid JSON.');
           }
-          if (depthExceeds(parsed, MAX_JSON_DEPTH)) return problem(400, 'body_too_deep', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+          if (depthExceeds(json, MAX_JSON_DEPTH)) return problem(400, 'body_too_deep', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`);
         }
       }
 
@@ -226,7 +212,7 @@ export function createMockFront(options: MockFrontOptions): http.Server {
         if (value === undefined || ['host', 'connection', 'content-length', 'transfer-encoding'].includes(name)) continue;
         headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const testAccount = testAccountOf(route.template, method, body, testAccounts);
+      const testAccount = testAccountOf(route.template, method, json);
       // An explicit Prefer (example=…, code=…) is the caller's choice and wins over the test value.
       if (testAccount?.answer.example && headers.prefer === undefined) headers.prefer = `example=${testAccount.answer.example}`;
       if (route.template === '/v1/mortgages/export') {

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { AppError, fail, isAppError } from '../errors.ts';
 import { statusOfKind } from '../http/problem.ts';
 import type { ActiveSession } from '../services/sessions.ts';
-import { environmentAccountId } from './environment.ts';
+import { accountEnvironment } from '../services/accounts.ts';
 import { fieldErrors, type FieldErrors } from './forms.ts';
 import { newCsrfToken, setCookie, type CookieNames } from './security.ts';
 import type { DashboardState } from './state.ts';
@@ -30,9 +30,9 @@ export function requireAdmin(koa: Context): ActiveSession {
   return session;
 }
 
-/** The account id the page works on (the environment the user is in). */
+/** The account id the page works on: the environment the user switched to. Every page reaches its data through this one function. */
 export function accountOf(session: ActiveSession): string {
-  return environmentAccountId(session);
+  return accountEnvironment(session.user.accountId, session.environment);
 }
 
 /** The form the POST sent (read and CSRF-checked by the middleware). */

@@ -6,7 +6,6 @@
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { Context } from 'koa';
-import { currentEnvironment } from './environment.ts';
 import type { DashboardState } from './state.ts';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
@@ -38,7 +37,7 @@ export function render(koa: Context, view: string, data: Record<string, unknown>
     ...data,
     user: session?.user ?? null,
     isAdmin: session?.user.role === 'admin',
-    environment: session ? currentEnvironment(session) : null,
+    environment: session?.environment ?? null,
     csrfToken: session?.csrfToken ?? state.anonymousCsrf ?? '',
     // Where the environment switch comes back to: this section of the dashboard.
     currentPath: koa.path,

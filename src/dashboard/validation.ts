@@ -6,7 +6,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OperationId } from '../contract/handlers.ts';
 import { createAjv, loadBundledSpec } from '../contract/spec.ts';
-import { fail, type FieldIssue } from '../errors.ts';
+import { throwIfIssues, type FieldIssue } from '../errors.ts';
 import { boundValidators } from '../http/boundedValidation.ts';
 import { validationIssues } from '../http/validationProblem.ts';
 
@@ -54,6 +54,5 @@ export function contractIssues(operationId: OperationId, body: unknown): FieldIs
 
 /** Throws the API's 400 `validation_failed` when the body breaks the contract. */
 export function checkContract(operationId: OperationId, body: unknown): void {
-  const issues = contractIssues(operationId, body);
-  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
+  throwIfIssues(contractIssues(operationId, body));
 }

@@ -51,7 +51,7 @@ export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
   });
   router.get('/readyz', (ctx) => {
     const ready = store.isOpen();
-    const degraded = !ready && (store as { storageState?: () => string }).storageState?.() === 'degraded';
+    const degraded = !ready && store.storageState?.() === 'degraded';
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'unavailable', store: ready ? 'open' : degraded ? 'degraded' : 'closed' };
   });

@@ -12,7 +12,7 @@ import { decide, type Decision, type PaymentFact } from '../domain/underwriting/
 import { checkRules, DEFAULT_RULES, type UnderwritingRules } from '../domain/underwriting/rules.ts';
 import { publish } from '../events/outbox.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
-import { fail, type FieldIssue } from '../errors.ts';
+import { fail, throwIfIssues, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
 import {
   findApplication,
@@ -80,10 +80,6 @@ function moneyIssues(values: Record<string, number | null | undefined>): FieldIs
   return Object.entries(values)
     .filter(([, value]) => typeof value === 'number' && !hasAtMostDecimals(value, 2))
     .map(([pointer]) => ({ pointer, message: 'must have at most two decimals' }));
-}
-
-function throwIfIssues(issues: FieldIssue[]): void {
-  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
 }
 
 /** A quote named by an application must be of this account and for the same amount and term. */

@@ -4,9 +4,9 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
-import { parseInstant } from '../domain/exports/dateRange.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
+import { createdRangeOrRefuse } from './createdRange.ts';
 import type { WebhookEventType } from '../events/catalog.ts';
 import { findEvent, listEvents as listEventRecords, pruneEventsBefore, type EventRecord } from '../store/events.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
@@ -25,20 +25,6 @@ function toEvent(e: EventRecord, livemode: boolean): Event {
   return { eventId: e.eventId, event: e.type as WebhookEventType, createdAt: e.occurredAt, payload: JSON.parse(e.payload) as Event['payload'], livemode };
 }
 
-/**
- * A moment given as a date or a date-time with an offset (the forms of the export's bounds), as
- * ISO 8601 UTC; a 400 pointing at `pointer` when it names no moment (`2026-02-30`).
- */
-export function instantOrRefuse(value: string, pointer: string): string {
-  const instant = parseInstant(value);
-  if (instant === null) {
-    throw fail.validation(`${pointer} is not a valid date or date-time`, [
-      { pointer, message: 'is not a valid date (2026-11-21) or date-time with an offset (2026-11-21T09:30:00Z)' },
-    ]);
-  }
-  return instant;
-}
-
 export interface EventFilter {
   event?: string | undefined;
   createdFrom?: string | undefined;
@@ -47,13 +33,7 @@ export interface EventFilter {
 
 /** The account's events, newest first, within the retention period. */
 export async function listEvents(ctx: AppContext, accountId: string, filter: EventFilter, page: PageRequest): Promise<Page<Event>> {
-  const createdFrom = filter.createdFrom === undefined ? undefined : instantOrRefuse(filter.createdFrom, '#/query/createdFrom');
-  const createdTo = filter.createdTo === undefined ? undefined : instantOrRefuse(filter.createdTo, '#/query/createdTo');
-  if (createdFrom !== undefined && createdTo !== undefined && createdFrom >= createdTo) {
-    throw fail.invalid('invalid_date_range', `createdFrom (${createdFrom}) must be before createdTo (${createdTo}).`, [
-      { pointer: '#/query/createdTo', message: 'must be after createdFrom' },
-    ]);
-  }
+  const { createdFrom, createdTo } = createdRangeOrRefuse(filter);
   const keptSince = retentionCutoff(ctx).toISOString();
   const found = await ctx.store.read((db) => listEventRecords(db, { accountId, keptSince, type: filter.event, createdFrom, createdTo }, page));
   return { ...found, items: found.items.map((e) => toEvent(e, isLivemode(accountId))) };

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import type { components, operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
-import { parseInstant } from '../domain/exports/dateRange.ts';
+import { createdRangeOrRefuse } from './createdRange.ts';
 import { EXPORT_FIELD_NAMES, parseFieldList, type FieldDefinition } from '../domain/exports/fields.ts';
 import {
   BUILT_IN_FORMATS,
@@ -66,17 +66,6 @@ export interface PreparedExport {
   open(signal: AbortSignal): Readable;
 }
 
-function instantOrRefuse(value: string | undefined, parameter: 'createdFrom' | 'createdTo'): string | undefined {
-  if (value === undefined) return undefined;
-  const instant = parseInstant(value);
-  if (instant === null) {
-    throw fail.validation(`#/query/${parameter} is not a valid date or date-time`, [
-      { pointer: `#/query/${parameter}`, message: 'is not a valid date (2026-11-01) or date-time with an offset (2026-11-01T09:30:00Z)' },
-    ]);
-  }
-  return instant;
-}
-
 function selectedFields(spec: ExportFormatSpec, formatName: string, fields: string | undefined): FieldDefinition[] | null {
   if (fields === undefined) return null;
   if (!acceptsFieldSelection(spec)) {
@@ -100,13 +89,7 @@ function selectedFields(spec: ExportFormatSpec, formatName: string, fields: stri
  */
 export async function prepareExport(ctx: AppContext, accountId: string, request: ExportRequest): Promise<PreparedExport> {
   const formatName = (request.format ?? 'json').toLowerCase();
-  const createdFrom = instantOrRefuse(request.createdFrom, 'createdFrom');
-  const createdTo = instantOrRefuse(request.createdTo, 'createdTo');
-  if (createdFrom !== undefined && createdTo !== undefined && createdFrom >= createdTo) {
-    throw fail.invalid('invalid_date_range', `createdFrom (${createdFrom}) must be before createdTo (${createdTo}).`, [
-      { pointer: '#/query/createdTo', message: 'must be after createdFrom' },
-    ]);
-  }
+  const { createdFrom, createdTo } = createdRangeOrRefuse(request);
 
   const { custom, names, bounds } = await ctx.store.read(async (db) => {
     const custom = isBuiltInFormat(formatName) ? undefined : await findExportFormat(db, accountId, formatName);

@@ -4,10 +4,8 @@
  * keeps its counters in memory otherwise (one sql.js process owns every request).
  */
 import type { AppContext } from '../context.ts';
-import { WindowCounter } from '../domain/limits/windowCounter.ts';
+import { WINDOW_MS, WindowCounter } from '../domain/limits/windowCounter.ts';
 import { countRequest, deleteRateLimitWindows, uncountRequest } from '../store/rateLimits.ts';
-
-const WINDOW_MS = 60_000;
 
 /**
  * Counts one request of `bucket` in the one-minute window (aligned to the clock) holding `now`;

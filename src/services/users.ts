@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { emailIssue, normalizeEmail } from '../domain/accounts/accountDetails.ts';
 import { INVITATION_VALIDITY_MS, invitationClosedReason } from '../domain/users/invitations.ts';
 import { passwordIssue } from '../domain/users/password.ts';
-import { AppError, fail, type FieldIssue } from '../errors.ts';
+import { AppError, fail, throwIfIssues, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { lockAccount, type AccountRecord } from '../store/accounts.ts';
 import {
@@ -38,10 +38,6 @@ export type { InvitationRecord } from '../store/invitations.ts';
 export type { UserRecord, UserRole } from '../store/users.ts';
 
 export const USER_ROLES: readonly UserRole[] = ['admin', 'member'];
-
-function throwIfIssues(issues: FieldIssue[]): void {
-  if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
-}
 
 function emailTakenError(): AppError {
   return fail.conflict('email_taken', 'A user with this email already exists; sign in instead, or use another email.', {

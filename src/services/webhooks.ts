@@ -33,7 +33,8 @@ import { AddressNotAllowedError, resolvePublic, systemResolver, type Resolver } 
 import { nudgeDispatchers, publishEvent } from '../events/outbox.ts';
 import { ROTATION_OVERLAP_MS, newWebhookSecret, secretHint } from '../events/signing.ts';
 import { newId } from '../ids.ts';
-import { instantOrRefuse, retentionCutoff } from './events.ts';
+import { instantOrRefuse } from './createdRange.ts';
+import { retentionCutoff } from './events.ts';
 
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];

@@ -40,7 +40,6 @@ export async function findStoredResponse(
   );
 }
 
-/** Saves (or, for an expired key being reused, replaces) the response of a key. */
 /**
  * Stores (or replaces) the record of a key in one upsert. Not a delete and an insert: on PostgreSQL
  * a claim on another instance that waits on this row (`SELECT … FOR UPDATE`) follows an update to

@@ -84,6 +84,8 @@ export interface Store {
   cursor?<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
   /** Calls `listener` when another instance (or this one) notifies `channel` (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe function. */
   listen?(channel: string, listener: () => void): () => void;
+  /** sql.js only: 'degraded' while the disk refuses writes (reads still answer), 'closed' once closed. */
+  storageState?(): 'ok' | 'degraded' | 'closed';
 }
 
 /** The store's dialect ('sqlite' when it does not say). */

@@ -53,11 +53,6 @@ export async function emailTaken(db: SqlExecutor, email: string): Promise<boolea
   return (await db.get('SELECT id FROM users WHERE email = ?', [email])) !== undefined;
 }
 
-export async function findUser(db: SqlExecutor, userId: string): Promise<UserRecord | undefined> {
-  const row = await db.get<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = ?`, [userId]);
-  return row && toRecord(row);
-}
-
 /** A user of this account, or undefined: another account's user is indistinguishable from none. */
 export async function findAccountUser(db: SqlExecutor, accountId: string, userId: string): Promise<UserRecord | undefined> {
   const lock = dialectOf(db) === 'postgres' ? ' FOR UPDATE' : '';
