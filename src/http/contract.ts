@@ -67,10 +67,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
   const schemes = new Map(Object.entries(options.securityHandlers));
-  for (const [scheme, handler] of schemes) {
-    // Registered too, so the instance still describes the whole edge; requests run through dispatch() below.
-    api.registerSecurityHandler(scheme, (_c: ApiContext, koa: Context) => handler(koa.get('Authorization') || undefined, koa));
-  }
 
   /** 404 or 405 as the router tells them apart (the router throws '404-…' or '405-…'). */
   const notRouted = (koa: Context, err: unknown): never => {
@@ -179,8 +175,8 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       ctx.requestId = koa.state.requestId;
       ctx.security = c.security ?? {};
       ctx.koa = koa;
-      // The validator's coerced copies (the parameters validator always runs, so they are there).
-      const coerced = c.validation?.coerced ?? api.router.parseRequest(koa.state.apiRequest as Request, c.operation);
+      // The validator's coerced copies: dispatch() always validates before it calls the handler.
+      const coerced = c.validation!.coerced;
       const input = {
         path: coerced.params,
         query: coerced.query,
@@ -208,7 +204,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       }
       writeResult(koa, await run());
     });
-    api.register(operationId, operationHandlers.get(operationId)!);
   }
 
   const middleware: Middleware = async (koa) => {
