@@ -1,5 +1,5 @@
 /** Accounts: the owners of every other record. */
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor } from './store.ts';
 
 export interface AccountRecord {
   accountId: string;
@@ -58,6 +58,6 @@ export async function findAccount(db: SqlExecutor, accountId: string): Promise<A
  * first (revoking a key while keeping one admin key) take it, so racing instances take turns.
  */
 export async function lockAccount(tx: SqlExecutor, accountId: string): Promise<boolean> {
-  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE' : '';
+  const lock = forUpdate(tx);
   return (await tx.get(`SELECT id FROM accounts WHERE id = ?${lock}`, [accountId])) !== undefined;
 }

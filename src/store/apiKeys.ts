@@ -1,6 +1,6 @@
 /** API key records. The secret itself is never stored: only its SHA-256 hash. */
 import type { components } from '../../generated/api.d.ts';
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { notifyOnCommit, type SqlExecutor } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
 export type ApiKeyRole = components['schemas']['ApiKeyRole'];
@@ -96,7 +96,7 @@ export const API_KEYS_CHANNEL = 'mos_api_keys';
 /** Marks the key revoked and, on PostgreSQL, tells every instance when `tx` commits. */
 export async function markApiKeyRevoked(tx: SqlExecutor, keyId: string, revokedAt: string): Promise<void> {
   const { changes } = await tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [revokedAt, keyId]);
-  if (changes > 0 && dialectOf(tx) === 'postgres') await tx.get(`SELECT pg_notify('${API_KEYS_CHANNEL}', '') AS notified`);
+  if (changes > 0) await notifyOnCommit(tx, API_KEYS_CHANNEL);
 }
 
 export async function touchApiKey(tx: SqlExecutor, keyId: string, usedAt: string): Promise<void> {

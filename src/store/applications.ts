@@ -2,7 +2,7 @@
  * Mortgage application records. Amounts are INTEGER cents in the table and numbers in major
  * units in the record; the decision is kept as JSON (decision_json), null until one is made.
  */
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { Decision } from '../domain/underwriting/decision.ts';
@@ -134,7 +134,7 @@ export async function findApplication(db: SqlExecutor, accountId: string, mortga
  * transaction at a time, so a plain read is enough there.
  */
 export async function findApplicationForUpdate(tx: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
-  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE' : '';
+  const lock = forUpdate(tx);
   const row = await tx.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?${lock}`, [accountId, mortgageId]);
   return row && toRecord(row);
 }

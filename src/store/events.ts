@@ -8,7 +8,7 @@
  */
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 import { notifyDispatchers } from './outbox.ts';
-import { dialectOf, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
+import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
 
 export interface EventRecord {
   eventId: string;
@@ -79,7 +79,7 @@ export async function findEvent(db: SqlExecutor, accountId: string, eventId: str
  * On PostgreSQL, rows another instance is pruning right now are skipped, not waited for.
  */
 export async function pruneEventsBefore(tx: Tx, cutoff: string, limit: number): Promise<number> {
-  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  const lock = forUpdate(tx, 'SKIP LOCKED');
   const rows = await tx.all<{ id: string }>(`SELECT id FROM webhook_events WHERE occurred_at < ? ORDER BY occurred_at, id LIMIT ?${lock}`, [
     cutoff,
     limit,

@@ -1,5 +1,5 @@
 /** Stored responses for Idempotency-Key replays. */
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor } from './store.ts';
 
 export interface StoredResponse {
   requestHash: string;
@@ -86,7 +86,7 @@ export async function claimIdempotencyKey(
     [accountId, key, claim.requestHash, IN_PROGRESS_STATUS, claim.createdAt],
   );
   if (inserted.changes === 1) return null;
-  const lock = dialectOf(tx) === 'postgres' ? ' FOR UPDATE' : '';
+  const lock = forUpdate(tx);
   const row = await tx.get<IdempotencyRow>(
     `SELECT request_hash, response_status, response_headers, response_body, created_at
        FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?${lock}`,

@@ -1,5 +1,5 @@
 /** Invitations to join an account: one-time links, of which only the token's SHA-256 is kept. */
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor } from './store.ts';
 import type { UserRole } from './users.ts';
 
 export interface InvitationRecord {
@@ -54,9 +54,9 @@ export async function insertInvitation(tx: SqlExecutor, invitation: InvitationRe
   ]);
 }
 
-/** The invitation a token names; `forUpdate` (in a transaction) locks it on PostgreSQL, so two acceptances take turns. */
-export async function findInvitationByTokenHash(db: SqlExecutor, tokenHash: string, forUpdate = false): Promise<InvitationRecord | undefined> {
-  const lock = forUpdate && dialectOf(db) === 'postgres' ? ' FOR UPDATE' : '';
+/** The invitation a token names; `locked` (in a transaction) locks it on PostgreSQL, so two acceptances take turns. */
+export async function findInvitationByTokenHash(db: SqlExecutor, tokenHash: string, locked = false): Promise<InvitationRecord | undefined> {
+  const lock = locked ? forUpdate(db) : '';
   const row = await db.get<InvitationRow>(`SELECT ${COLUMNS} FROM invitations WHERE token_hash = ?${lock}`, [tokenHash]);
   return row && toRecord(row);
 }

@@ -9,7 +9,7 @@
  * `FOR UPDATE SKIP LOCKED`; on the serialised embedded engine the transaction is enough.
  */
 import { webhookSecretContext } from './sealedColumns.ts';
-import { dialectOf, type SqlExecutor, type Tx } from './store.ts';
+import { forUpdate, notifyOnCommit, type SqlExecutor, type Tx } from './store.ts';
 
 /**
  * The LISTEN/NOTIFY channel of the outbox on PostgreSQL: notified (at commit, by the database)
@@ -19,7 +19,7 @@ export const OUTBOX_CHANNEL = 'mos_outbox';
 
 /** Wakes every instance's dispatcher when `tx` commits (PostgreSQL; sql.js's one process nudges itself). */
 export async function notifyDispatchers(tx: Tx): Promise<void> {
-  if (dialectOf(tx) === 'postgres') await tx.get(`SELECT pg_notify('${OUTBOX_CHANNEL}', '') AS notified`);
+  await notifyOnCommit(tx, OUTBOX_CHANNEL);
 }
 
 export interface OutboxEventRecord {
@@ -105,7 +105,7 @@ export async function dueDeliveries(db: SqlExecutor, now: string, skip: readonly
        JOIN webhook_endpoints e ON e.id = d.webhook_id
       WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 ${notIn}
       ORDER BY d.next_attempt_at, d.event_id
-      LIMIT ?${dialectOf(db) === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`,
+      LIMIT ?${forUpdate(db, 'OF d SKIP LOCKED')}`,
     [now, ...skip, limit],
   );
 }

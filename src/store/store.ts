@@ -92,3 +92,16 @@ export interface Store {
 export function dialectOf(db: { readonly dialect?: SqlDialect }): SqlDialect {
   return db.dialect ?? 'sqlite';
 }
+
+/** Notifies `channel` when `db`'s transaction commits (PostgreSQL NOTIFY, every instance hears it); nothing on sql.js's one process. */
+export async function notifyOnCommit(db: SqlExecutor, channel: string): Promise<void> {
+  if (dialectOf(db) === 'postgres') await db.get('SELECT pg_notify(?, ?) AS notified', [channel, '']);
+}
+
+/**
+ * The row-lock clause to append to a SELECT: ` FOR UPDATE` and its `modifiers` (`OF d`,
+ * `SKIP LOCKED`) on PostgreSQL; nothing on sql.js, which runs one transaction at a time already.
+ */
+export function forUpdate(db: { readonly dialect?: SqlDialect }, modifiers = ''): string {
+  return dialectOf(db) === 'postgres' ? ` FOR UPDATE${modifiers ? ` ${modifiers}` : ''}` : '';
+}

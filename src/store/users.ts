@@ -1,6 +1,6 @@
 /** Dashboard users: people who sign in to an account, each with a role. */
 import type { components } from '../../generated/api.d.ts';
-import { dialectOf, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor } from './store.ts';
 
 /** A user's role has the same two values as an API key's (admin manages integrations, member reads). */
 export type UserRole = components['schemas']['ApiKeyRole'];
@@ -55,7 +55,7 @@ export async function emailTaken(db: SqlExecutor, email: string): Promise<boolea
 
 /** A user of this account, or undefined: another account's user is indistinguishable from none. */
 export async function findAccountUser(db: SqlExecutor, accountId: string, userId: string): Promise<UserRecord | undefined> {
-  const lock = dialectOf(db) === 'postgres' ? ' FOR UPDATE' : '';
+  const lock = forUpdate(db);
   const row = await db.get<UserRow>(`SELECT ${COLUMNS} FROM users WHERE account_id = ? AND id = ?${lock}`, [accountId, userId]);
   return row && toRecord(row);
 }
