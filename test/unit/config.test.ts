@@ -119,6 +119,21 @@ describe('loadConfig', () => {
     expect(problemsOf({ PUBLIC_BASE_URL: 'api.lender.example' })).toHaveLength(1);
   });
 
+  it('selects PostgreSQL with DATABASE_URL (sql.js in DATA_DIR without it) and sizes its pool with DATABASE_POOL_MAX', () => {
+    expect(loadConfig({}, CWD).database).toEqual({ url: null, poolMax: 10 });
+    expect(loadConfig({ DATABASE_URL: ' postgres://127.0.0.1/mos ', DATABASE_POOL_MAX: '25' }, CWD).database).toEqual({ url: 'postgres://127.0.0.1/mos', poolMax: 25 });
+    expect(loadConfig({ DATABASE_URL: 'postgresql://mos@db.internal:5433/mos?sslmode=require' }, CWD).database.url).toBe('postgresql://mos@db.internal:5433/mos?sslmode=require');
+    expect(problemsOf({ DATABASE_POOL_MAX: '0' })).toEqual(['DATABASE_POOL_MAX must be from 1 to 1000, got 0']);
+    expect(problemsOf({ DATABASE_POOL_MAX: 'lots' })).toEqual(['DATABASE_POOL_MAX must be a whole number from 1 to 1000, got "lots"']);
+  });
+
+  it('refuses a DATABASE_URL that is not a PostgreSQL URL naming a database, without echoing it (it may hold a password)', () => {
+    const expected = ['DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos'];
+    for (const url of ['mysql://root:s3cret@127.0.0.1/mos', 'postgres://root:s3cret@127.0.0.1', 'postgres://root:s3cret@127.0.0.1/', 'not a url s3cret']) {
+      expect(problemsOf({ DATABASE_URL: url }), url).toEqual(expected);
+    }
+  });
+
   it('reports every problem at once, in a message that lists each', () => {
     let error: ConfigError | undefined;
     try {
