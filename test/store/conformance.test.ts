@@ -2,17 +2,20 @@
  * Store conformance: the same repositories give the same JS values on each engine, and the
  * engine keeps the promises of the Store interface (transactions, reads, the outbox claim,
  * idempotency claims, pagination, streaming). Runs in both vitest projects (TEST_ENGINE).
+ * Every repository of src/store is here; the shared rate-limit counters exist on PostgreSQL only.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
-import { findAccount, insertAccount, lockAccount } from '../../src/store/accounts.ts';
+import { findAccount, insertAccount, insertTestEnvironment, lockAccount } from '../../src/store/accounts.ts';
 import { countActiveAdminKeys, findApiKeyByHash, insertApiKey, listApiKeys, markApiKeyRevoked } from '../../src/store/apiKeys.ts';
 import { findApplication, insertApplication, listApplications, updateApplication, type ApplicationRecord } from '../../src/store/applications.ts';
 import { findBankPartner, insertBankPartner, addPartnerAccount, listPartnerAccounts } from '../../src/store/bankPartners.ts';
 import { insertBankVerification, listBankVerifications, failedVerificationTimes } from '../../src/store/bankVerifications.ts';
-import { documentContent } from '../../src/store/documentContent.ts';
+import { CHUNK_BYTES, documentContent } from '../../src/store/documentContent.ts';
+import { deleteEnvironmentData } from '../../src/store/environmentData.ts';
+import { findEvent, listEvents, pruneEventsBefore } from '../../src/store/events.ts';
 import { findDocument, insertDocument, listDocuments } from '../../src/store/documents.ts';
 import { findExportFormat, insertExportFormat, listExportFormats, countExportFormats } from '../../src/store/exportFormats.ts';
 import { exportBatches, exportBounds } from '../../src/store/exportRecords.ts';
@@ -20,9 +23,14 @@ import { IN_PROGRESS_STATUS, claimIdempotencyKey, findStoredResponse, releaseIde
 import type { OpenedStore } from '../../src/store/open.ts';
 import { dueDeliveries, insertDeliveries, insertEvent, leaseDeliveries, leasedDeliveries, recordAttempt } from '../../src/store/outbox.ts';
 import { findPricingContext, saveRateSheet } from '../../src/store/pricing.ts';
+import { findQuote, insertQuote, type QuoteRecord } from '../../src/store/quotes.ts';
+import { countRequest, deleteRateLimitWindows, uncountRequest } from '../../src/store/rateLimits.ts';
+import { deleteEndedSessions, findSession, insertSession, setSessionEnvironment, touchSession } from '../../src/store/sessions.ts';
+import { countAccountAdmins, deleteUser, emailTaken, findAccountUser, findUserByEmail, insertUser, listAccountUsers, setUserRole } from '../../src/store/users.ts';
+import { findInvitationByTokenHash, insertInvitation, listOpenInvitations, markInvitationAccepted, markInvitationRevoked } from '../../src/store/invitations.ts';
 import { findUnderwritingRules, saveUnderwritingRules } from '../../src/store/underwriting.ts';
 import { disableEndpoint, findEndpoint, insertEndpoint, listAttempts } from '../../src/store/webhooks.ts';
-import { openTestStore, testEngine } from '../helpers/engine.ts';
+import { onPostgres, openTestStore, testEngine } from '../helpers/engine.ts';
 
 let store: OpenedStore;
 let dataDir: string;
@@ -145,6 +153,167 @@ describe(`store conformance (${testEngine()})`, () => {
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+      if (onPostgres()) {
+        // Kept in rows of at most CHUNK_BYTES, so neither the write nor a read holds the document whole.
+        const rows = await store.read((db) => db.all<{ seq: number; size: number }>('SELECT seq, LENGTH(data) AS size FROM document_chunks WHERE document_id = ? ORDER BY seq', [documentId]));
+        expect(rows.map((r) => r.seq)).toEqual([0, 1, 2]);
+        expect(rows.map((r) => r.size)).toEqual([CHUNK_BYTES, CHUNK_BYTES, bytes.length - 2 * CHUNK_BYTES]);
+      }
+    });
+
+    it('quotes: every figure reads back exactly as written (cents, decimal percentages, fees)', async () => {
+      const quote: QuoteRecord = {
+        quoteId: newId('qte'),
+        amount: 350000.01,
+        term: 30,
+        currency: 'USD',
+        propertyValue: 437500,
+        creditScore: 742,
+        interestRate: 6.125,
+        apr: 6.3141,
+        monthlyPayment: 2126.64,
+        numberOfPayments: 360,
+        finalPayment: 2126.49,
+        totalInterest: 415590.25,
+        totalOfPayments: 765590.26,
+        fees: [
+          { name: 'origination', amount: 1750, prepaidFinanceCharge: true },
+          { name: 'appraisal', amount: 650.5, prepaidFinanceCharge: false },
+        ],
+        amountFinanced: 348250.01,
+        financeCharge: 417340.25,
+        ltv: 80.000002,
+        lockPeriodDays: 30,
+        createdAt: T0,
+        expiresAt: at(30 * 86_400_000),
+      };
+      await store.transaction((tx) => insertQuote(tx, accountId, quote));
+      expect(await store.read((db) => findQuote(db, accountId, quote.quoteId))).toEqual(quote);
+      expect(await store.read((db) => findQuote(db, newId('acc'), quote.quoteId))).toBeUndefined();
+    });
+
+    it('events: the feed pages newest first, filters by kind, leaves test samples out, and prunes oldest first', async () => {
+      const feedAccount = newId('acc');
+      await store.transaction((tx) => insertAccount(tx, { accountId: feedAccount, name: 'Feed', email: 'f@f.test', currency: 'USD', createdAt: T0 }));
+      const ids = [1, 2, 3, 4].map((n) => newId('evt', Date.parse(T0) + n));
+      await store.transaction(async (tx) => {
+        for (const [i, eventId] of ids.entries()) {
+          const type = i === 1 ? 'document.uploaded' : 'application.approved';
+          await insertEvent(tx, { eventId, accountId: feedAccount, type, payload: `{"event":"${type}","n":${i}}`, occurredAt: at(i * 1000), isTest: i === 3 });
+        }
+      });
+      const query = { accountId: feedAccount, keptSince: T0 };
+      const first = await store.read((db) => listEvents(db, query, { limit: 2 }));
+      expect(first.items.map((e) => e.eventId)).toEqual([ids[2], ids[1]]); // the test sample (ids[3]) is not in the feed
+      const second = await store.read((db) => listEvents(db, query, { limit: 2, afterId: first.lastId! }));
+      expect(second.items).toEqual([{ eventId: ids[0], type: 'application.approved', payload: '{"event":"application.approved","n":0}', occurredAt: T0 }]);
+      expect((await store.read((db) => listEvents(db, { ...query, type: 'document.uploaded' }, { limit: 10 }))).items.map((e) => e.eventId)).toEqual([ids[1]]);
+      expect(await store.read((db) => findEvent(db, feedAccount, ids[1]!, T0))).toMatchObject({ eventId: ids[1], occurredAt: at(1000) });
+      expect(await store.read((db) => findEvent(db, feedAccount, ids[1]!, at(1001)))).toBeUndefined();
+      const pruned = await store.transaction((tx) => pruneEventsBefore(tx, at(1500), 10));
+      expect(pruned).toBeGreaterThanOrEqual(2); // other tests' older events may go too
+      expect((await store.read((db) => listEvents(db, query, { limit: 10 }))).items.map((e) => e.eventId)).toEqual([ids[2]]);
+    });
+
+    it('environment data: removing a test environment counts what went and leaves its live environment as it was', async () => {
+      const live = newId('acc');
+      const test = `${live}.test`;
+      await store.transaction(async (tx) => {
+        await insertAccount(tx, { accountId: live, name: 'Two Modes', email: 'm@m.test', currency: 'USD', createdAt: T0 });
+        await insertTestEnvironment(tx, live, test);
+      });
+      const populate = async (owner: string) => {
+        const a = application({ accountId: owner });
+        const documentId = newId('doc');
+        const source = path.join(dataDir, `env-${owner}.bin`);
+        await writeFile(source, Buffer.from('%PDF-1.4\n%%EOF\n'));
+        const content = documentContent(store, dataDir);
+        await content.prepare(documentId, source);
+        await store.transaction(async (tx) => {
+          await insertApplication(tx, a);
+          await insertDocument(tx, { documentId, accountId: owner, mortgageId: a.mortgageId, documentType: 'other', contentType: 'application/pdf', sizeBytes: 15, sha256: 'x', fileName: null, createdAt: T0 });
+          await content.write(tx, documentId, source);
+          await insertEvent(tx, { eventId: newId('evt'), accountId: owner, type: 'application.approved', payload: '{}', occurredAt: T0, isTest: false });
+          await insertExportFormat(tx, { accountId: owner, name: 'pipes', base: 'csv', description: null, csv: { delimiter: '|' } as never, createdAt: T0, updatedAt: T0 });
+          await saveUnderwritingRules(tx, owner, { debtToIncome: { approveAtMost: 40, referAtMost: 45 }, loanToValue: { approveAtMost: 80, referAtMost: 90 }, creditScore: { approveAtLeast: 700, referAtLeast: 650 }, loanAmount: { approveAtMost: 500000, referAtMost: 600000 } }, T0);
+        });
+        return { mortgageId: a.mortgageId, documentId };
+      };
+      const rowsOf = (owner: string) =>
+        store.read(async (db) => {
+          const counts: Record<string, number> = {};
+          for (const table of ['applications', 'documents', 'webhook_events', 'export_formats', 'underwriting_rules']) {
+            counts[table] = Number((await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ?`, [owner]))!.n);
+          }
+          return counts;
+        });
+      const liveDoc = await populate(live);
+      const testDoc = await populate(test);
+      const liveBefore = await rowsOf(live);
+      expect(Object.values(liveBefore)).toEqual([1, 1, 1, 1, 1]);
+
+      const removed = await store.transaction((tx) => deleteEnvironmentData(tx, test));
+      expect(removed).toEqual({
+        quotes: 0,
+        applications: 1,
+        documents: 1,
+        bankVerifications: 0,
+        webhooks: 0,
+        webhookDeliveryAttempts: 0,
+        events: 1,
+        exportFormats: 1,
+        settingsReset: true,
+        documentIds: [testDoc.documentId],
+      });
+      expect(Object.values(await rowsOf(test))).toEqual([0, 0, 0, 0, 0]);
+      expect(await rowsOf(live)).toEqual(liveBefore);
+      // The live document's bytes are still there (on PostgreSQL its chunks; the test document's went with its row).
+      const { size } = await documentContent(store, dataDir).open(liveDoc.documentId);
+      expect(size).toBe(15);
+      if (onPostgres()) {
+        expect(await store.read((db) => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM document_chunks WHERE document_id = ?', [testDoc.documentId]))).toEqual({ n: 0 });
+      }
+    });
+
+    it('dashboard users, sessions and invitations', async () => {
+      const userId = newId('usr');
+      const user = { userId, accountId, email: `admin-${userId}@conf.test`, role: 'admin' as const, createdAt: T0 };
+      await store.transaction((tx) => insertUser(tx, user, '$scrypt$hash'));
+      expect(await store.read((db) => findUserByEmail(db, user.email))).toEqual({ user, passwordHash: '$scrypt$hash' });
+      expect(await store.read((db) => emailTaken(db, user.email))).toBe(true);
+      // It locks the user's row on PostgreSQL (a role change or removal reads it so), hence a transaction.
+      expect(await store.transaction((tx) => findAccountUser(tx, accountId, userId))).toEqual(user);
+      expect(await store.transaction((tx) => findAccountUser(tx, newId('acc'), userId))).toBeUndefined();
+      expect((await store.read((db) => listAccountUsers(db, accountId))).map((u) => u.userId)).toContain(userId);
+      const admins = await store.read((db) => countAccountAdmins(db, accountId));
+      await store.transaction((tx) => setUserRole(tx, userId, 'member'));
+      expect(await store.read((db) => countAccountAdmins(db, accountId))).toBe(admins - 1);
+
+      const session = { idHash: `hash-${userId}`, userId, csrfToken: 'csrf', createdAt: T0, lastSeenAt: T0, expiresAt: at(3_600_000), environment: 'live' as const };
+      await store.transaction((tx) => insertSession(tx, session));
+      await store.transaction(async (tx) => {
+        await touchSession(tx, session.idHash, at(60_000));
+        await setSessionEnvironment(tx, session.idHash, 'test');
+      });
+      expect(await store.read((db) => findSession(db, session.idHash))).toEqual({
+        session: { ...session, lastSeenAt: at(60_000), environment: 'test' },
+        user: { ...user, role: 'member' },
+      });
+      expect(await store.transaction((tx) => deleteEndedSessions(tx, at(60_001), at(0)))).toBe(0); // neither expired nor idle
+      expect(await store.transaction((tx) => deleteEndedSessions(tx, at(3_600_000), at(0)))).toBeGreaterThanOrEqual(1);
+      expect(await store.read((db) => findSession(db, session.idHash))).toBeUndefined();
+
+      const invitation = { invitationId: newId('inv'), accountId, email: `new-${userId}@conf.test`, role: 'member' as const, invitedBy: userId, createdAt: T0, expiresAt: at(7 * 86_400_000), acceptedAt: null, revokedAt: null };
+      await store.transaction((tx) => insertInvitation(tx, invitation, `token-${userId}`));
+      expect(await store.read((db) => findInvitationByTokenHash(db, `token-${userId}`))).toEqual(invitation);
+      expect((await store.read((db) => listOpenInvitations(db, accountId, at(1)))).map((i) => i.invitationId)).toContain(invitation.invitationId);
+      expect(await store.transaction((tx) => markInvitationAccepted(tx, invitation.invitationId, at(2)))).toBe(true);
+      expect(await store.transaction((tx) => markInvitationAccepted(tx, invitation.invitationId, at(3)))).toBe(false);
+      expect(await store.transaction((tx) => markInvitationRevoked(tx, accountId, invitation.invitationId, at(4)))).toBe(false);
+      expect((await store.read((db) => listOpenInvitations(db, accountId, at(5)))).map((i) => i.invitationId)).not.toContain(invitation.invitationId);
+
+      await store.transaction((tx) => deleteUser(tx, userId));
+      expect(await store.read((db) => emailTaken(db, user.email))).toBe(false);
     });
 
     it('export formats, bank partners and verifications', async () => {
@@ -276,6 +445,20 @@ describe(`store conformance (${testEngine()})`, () => {
         createdAt: T0,
       });
       expect(await claim()).toMatchObject({ status: 201 });
+    });
+  });
+
+  // sql.js counts in its one process (src/domain/limits/windowCounter.ts); only PostgreSQL has the shared table.
+  describe.runIf(onPostgres())('shared rate-limit counters', () => {
+    it('count each request once however many count together, give one back, and drop ended windows', async () => {
+      const bucket = `key:${newId('key')}`;
+      const hits = await Promise.all(Array.from({ length: 12 }, () => store.transaction((tx) => countRequest(tx, bucket, T0))));
+      expect([...hits].sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      await store.transaction((tx) => uncountRequest(tx, bucket, T0));
+      expect(await store.transaction((tx) => countRequest(tx, bucket, T0))).toBe(12);
+      expect(await store.transaction((tx) => countRequest(tx, bucket, at(60_000)))).toBe(1); // the next window starts at 1
+      expect(await store.transaction((tx) => deleteRateLimitWindows(tx, at(60_000)))).toBeGreaterThanOrEqual(1);
+      expect(await store.transaction((tx) => countRequest(tx, bucket, T0))).toBe(1);
     });
   });
 
