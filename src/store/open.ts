@@ -39,6 +39,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       poolMax: options.database.poolMax,
       sealer: keyring,
       sealerOrigin: keyFile === null ? 'SECRETS_KEY' : `the key file ${keyFile}, as SECRETS_KEY is unset`,
+      keyFile,
       ...(options.onLog ? { onLog: options.onLog } : {}),
     });
   }

@@ -81,3 +81,14 @@ export async function sealedInventory(db: SqlExecutor, tables: ReadonlySet<strin
   }
   return inventory;
 }
+
+/** How many sealed values are stored (each column value counts once), for the operator's `secrets status`. */
+export async function countSealedValues(db: SqlExecutor, tables: ReadonlySet<string>): Promise<number> {
+  let count = 0;
+  for (const { table, columns } of SEALED_COLUMNS) {
+    if (!tables.has(table)) continue;
+    const row = await db.get<{ n: number }>(`SELECT ${columns.map((c) => `COUNT(${c})`).join(' + ')} AS n FROM ${table}`);
+    count += Number(row?.n ?? 0);
+  }
+  return count;
+}

@@ -50,6 +50,17 @@ export class StoreCorruptionError extends Error {
 }
 
 /**
+ * The operator asked to rotate a sealing key that this store cannot rotate itself: it comes from
+ * SECRETS_KEY (the environment), or several instances share it (PostgreSQL). The message says how.
+ */
+export class SecretsKeyFromEnvironmentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretsKeyFromEnvironmentError';
+  }
+}
+
+/**
  * PostgreSQL: this instance's keyring cannot open secrets sealed in the shared database (another
  * instance runs with another SECRETS_KEY); the store refuses to open. The message names the fix.
  */

@@ -27,7 +27,7 @@ import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { resealSecrets } from '../sealedColumns.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
-import { StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
+import { SecretsKeyFromEnvironmentError, StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
 import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
 import { Journal, encodeRecord, parseJournal, recoverJournal } from './journal.ts';
 import type { JournalOp, JournalRecord } from './journal.ts';
@@ -763,13 +763,6 @@ class SqlJsEngine implements SqlJsStore {
 }
 
 /** rotateSecretsKey() with the key from the environment: the operator changes the environment instead. */
-export class SecretsKeyFromEnvironmentError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SecretsKeyFromEnvironmentError';
-  }
-}
-
 async function readOptional(path: string): Promise<Buffer | null> {
   try {
     return await readFile(path);

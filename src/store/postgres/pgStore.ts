@@ -22,7 +22,7 @@ import { StoreUnavailableError } from '../engine/errors.ts';
 import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
 import type { SecretKeyring } from '../engine/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
-import { adoptSecretsKey } from './secretsKey.ts';
+import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -45,6 +45,8 @@ export interface PgStoreOptions {
   sealer: SecretKeyring;
   /** Where the sealing key came from ("SECRETS_KEY", "the key file …"), for the message of a refusal. */
   sealerOrigin?: string;
+  /** The key file the sealing key was read from; null (the default) when it came from SECRETS_KEY. */
+  keyFile?: string | null;
 }
 
 export interface PgStoreStats {
@@ -62,6 +64,10 @@ export interface PgStore extends Store {
   checkpoint(): Promise<void>;
   cursor<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
   listen(channel: string, listener: () => void): () => void;
+  /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
+  secretsStatus(): Promise<SharedSecretsStatus>;
+  /** The operator's `secrets rotate-key`: refused, with the procedure (the key is every instance's: see ./secretsKey.ts). */
+  rotateSecretsKey(): Promise<never>;
 }
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -92,9 +98,11 @@ class PgEngine implements PgStore {
   private listenRetry: NodeJS.Timeout | undefined;
   private readonly config: pg.ClientConfig;
   private readonly sealer: SecretKeyring;
+  private readonly keyFile: string | null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
+    this.keyFile = options.keyFile ?? null;
     this.config = {
       connectionString: withUser(options.url),
       application_name: options.applicationName ?? 'mortgage-origination',
@@ -331,6 +339,14 @@ class PgEngine implements PgStore {
         .finally(() => (this.probing = false));
     }
     return !this.closing && this.reachable;
+  }
+
+  secretsStatus(): Promise<SharedSecretsStatus> {
+    return this.read((db) => sharedSecretsStatus(db, this.sealer, this.keyFile));
+  }
+
+  async rotateSecretsKey(): Promise<never> {
+    throw sharedKeyRotationRefused();
   }
 
   stats(): PgStoreStats {

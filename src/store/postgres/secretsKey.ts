@@ -11,10 +11,10 @@
  * it, as sql.js does at start. From then on an instance with only the old key is refused, and once
  * every secret is re-sealed one with only the new key is admitted.
  */
-import { SecretsKeyMismatchError } from '../engine/errors.ts';
+import { SecretsKeyFromEnvironmentError, SecretsKeyMismatchError } from '../engine/errors.ts';
 import type { SecretKeyring } from '../engine/sealing.ts';
-import { resealSecrets, sealedInventory } from '../sealedColumns.ts';
-import type { Tx } from '../store.ts';
+import { countSealedValues, resealSecrets, sealedInventory } from '../sealedColumns.ts';
+import type { SqlExecutor, Tx } from '../store.ts';
 
 /** The advisory lock instances take turns under while they check and record the key (any constant shared by every instance). */
 const SECRETS_KEY_LOCK_KEY = 727_274_14;
@@ -55,6 +55,36 @@ export async function adoptSecretsKey(tx: Tx, keyring: SecretKeyring, origin: st
   const stale = inventory.unsealed || [...inventory.keyIds].some((id) => id !== keyId);
   const resealed = stale ? await resealSecrets(tx, tables) : 0;
   return { keyId, previousKeyId: recorded !== null && recorded !== keyId ? recorded : null, resealed };
+}
+
+/** What `secrets status` shows on PostgreSQL: this process's key, the key the database records, and how many values are sealed. */
+export interface SharedSecretsStatus {
+  keyId: string;
+  source: 'environment' | 'file';
+  keyFile: string | null;
+  sealedValues: number;
+  /** The id the database records (every instance must hold that key); null before any instance recorded one. */
+  recordedKeyId: string | null;
+}
+
+export async function sharedSecretsStatus(db: SqlExecutor, keyring: SecretKeyring, keyFile: string | null): Promise<SharedSecretsStatus> {
+  const tables = new Set(
+    (await db.all<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')).map((t) => t.table_name),
+  );
+  const recordedKeyId = tables.has('secrets_key') ? ((await db.get<{ key_id: string }>('SELECT key_id FROM secrets_key WHERE singleton'))?.key_id ?? null) : null;
+  return { keyId: keyring.primaryKeyId, source: keyFile === null ? 'environment' : 'file', keyFile, sealedValues: await countSealedValues(db, tables), recordedKeyId };
+}
+
+/**
+ * `secrets rotate-key` on PostgreSQL: the key is every instance's, so one command cannot swap it
+ * under the others (they would stop opening what it re-sealed). The message gives the procedure.
+ */
+export function sharedKeyRotationRefused(): SecretsKeyFromEnvironmentError {
+  return new SecretsKeyFromEnvironmentError(
+    'on PostgreSQL every instance seals with the same key, so it is rotated by restarting them, not by this command: give every instance ' +
+      'SECRETS_KEY_PREVIOUS (the current key) and SECRETS_KEY (a new one: openssl rand -base64 32); the first to start records the new key and ' +
+      're-seals every secret. Check with `secrets status`, then remove SECRETS_KEY_PREVIOUS (README: Running several instances).',
+  );
 }
 
 function heldKeys(keyring: SecretKeyring, origin: string): string {
