@@ -1,8 +1,10 @@
 /**
  * Secrets and data at rest: webhook signing secrets (current and rotated-out) and bank partner
  * credentials never appear in plain text in journal.log, snapshot.db or any other file of the data
- * directory; the directory is 0700 and every file in it 0600; the sealing key rotates with an admin
- * command and values stored before sealing existed are sealed at the next start.
+ * directory, nor (PostgreSQL) in any row of the database; the directory is 0700 and every file in
+ * it 0600; the sealing key rotates with an admin command (sql.js; on PostgreSQL the command says
+ * how instances rotate it, see test/postgres/secretsKey.test.ts) and values stored before sealing
+ * existed are sealed at the next start.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import { leasedDeliveries } from '../../src/store/outbox.ts';
 import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openStore } from '../../src/store/open.ts';
+import { onPostgres, postgresContents } from '../helpers/engine.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 
 let app: TestApp;
@@ -32,6 +36,12 @@ async function filesUnder(dir: string): Promise<Array<{ file: string; bytes: Buf
   return out;
 }
 
+/** What holds the data at rest: the data directory's files, and on PostgreSQL every row of the database too. */
+async function atRest(of: TestApp): Promise<Array<{ file: string; bytes: Buffer }>> {
+  const files = await filesUnder(of.dataDir);
+  return of.engine === 'postgres' ? [...files, { file: 'the PostgreSQL database', bytes: await postgresContents(of.ctx.store) }] : files;
+}
+
 function leaks(files: Array<{ file: string; bytes: Buffer }>, secrets: string[]): string[] {
   const found: string[] = [];
   for (const { file, bytes } of files) {
@@ -46,7 +56,7 @@ describe('secrets at rest', () => {
   let webhookId = '';
   const credential = 'partner-credential-' + 'k'.repeat(40);
 
-  it('seals webhook secrets (current and rotated-out) and partner credentials in the journal and the snapshot', async () => {
+  it('seals webhook secrets (current and rotated-out) and partner credentials in the journal and the snapshot (the database rows on PostgreSQL)', async () => {
     const created = await account.client.POST('/v1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', events: ['application.approved'] } });
     expect(created.response.status).toBe(201);
     webhookId = created.data!.webhookId;
@@ -66,10 +76,10 @@ describe('secrets at rest', () => {
     expect(JSON.stringify(shown.data)).toContain(current.slice(-4));
 
     const secrets = [current, rotatedOut, current.slice('whsec_'.length), rotatedOut.slice('whsec_'.length), credential];
-    expect(leaks(await filesUnder(app.dataDir), secrets)).toEqual([]); // journal.log, before any checkpoint
+    expect(leaks(await atRest(app), secrets)).toEqual([]); // journal.log, before any checkpoint
     await app.ctx.store.checkpoint();
-    const files = await filesUnder(app.dataDir);
-    expect(files.map((f) => path.basename(f.file))).toContain('snapshot.db');
+    const files = await atRest(app);
+    expect(files.map((f) => path.basename(f.file))).toContain(app.engine === 'postgres' ? 'the PostgreSQL database' : 'snapshot.db');
     expect(leaks(files, secrets)).toEqual([]);
     // and what is stored is sealed, not merely encoded
     const row = await app.ctx.store.read((db) => db.get<{ secret: string; previous_secret: string }>('SELECT secret, previous_secret FROM webhook_endpoints WHERE id = ?', [webhookId]));
@@ -80,11 +90,21 @@ describe('secrets at rest', () => {
   it('keeps the data directory 0700 and every file in it 0600', async () => {
     expect((await stat(app.dataDir)).mode & 0o777).toBe(0o700);
     const files = await filesUnder(app.dataDir);
-    expect(files.length).toBeGreaterThan(3);
+    // sql.js: the snapshot, journal, manifest, key file…; PostgreSQL: the key file (no SECRETS_KEY here) and whatever uploads left.
+    expect(files.length).toBeGreaterThanOrEqual(app.engine === 'postgres' ? 1 : 4);
     expect(files.filter((f) => f.mode !== 0o600).map((f) => `${path.relative(app.dataDir, f.file)} ${f.mode.toString(8)}`)).toEqual([]);
   });
 
-  it('rotates the sealing key with an admin command: every value re-sealed, the old key gone, deliveries still signed', async () => {
+  it.runIf(onPostgres())('on PostgreSQL, secrets status shows the key the database records, and rotate-key says how instances rotate it instead', async () => {
+    const status = await runAdminCommand(app.ctx, 'secrets status', {});
+    expect(status).toMatchObject({ source: 'file', keyFile: path.join(app.dataDir, 'secrets.key'), sealedValues: 3 });
+    expect(status.recordedKeyId).toBe(status.keyId);
+    await expect(runAdminCommand(app.ctx, 'secrets rotate-key', {})).rejects.toThrow(/SECRETS_KEY_PREVIOUS .*SECRETS_KEY/);
+    expect(await runAdminCommand(app.ctx, 'secrets status', {})).toEqual(status);
+  });
+
+  // On PostgreSQL: the test above, and the rotation through SECRETS_KEY in test/postgres/secretsKey.test.ts.
+  it.skipIf(onPostgres())('rotates the sealing key with an admin command: every value re-sealed, the old key gone, deliveries still signed', async () => {
     const before = await runAdminCommand(app.ctx, 'secrets status', {});
     expect(before).toMatchObject({ source: 'file', sealedValues: 3 });
     const oldKeyFile = await readFile(path.join(app.dataDir, 'secrets.key'), 'utf8');
@@ -121,7 +141,7 @@ describe('secrets at rest', () => {
 });
 
 describe('secrets stored before sealing existed', () => {
-  it('are sealed at the next start, and no plain copy stays in the journal or snapshot', async () => {
+  it('are sealed at the next start, and no plain copy stays in the journal or snapshot (the database on PostgreSQL)', async () => {
     const scratch = await startTestApp();
     const owner = await scratch.newAccount();
     const dataDir = scratch.dataDir;
@@ -135,14 +155,18 @@ describe('secrets stored before sealing existed', () => {
       ),
     );
     await scratch.ctx.store.close();
-    const reopened = await openSqlJsStore({ dataDir });
+    const { config } = scratch.ctx;
+    const reopened = (
+      scratch.engine === 'postgres' ? await openStore({ dataDir, database: config.database, secrets: config.secrets }) : await openSqlJsStore({ dataDir })
+    ) as typeof scratch.ctx.store;
     try {
       const stored = await reopened.read((db) => db.get<{ secret: string }>("SELECT secret FROM webhook_endpoints WHERE id = 'whk-01legacy00000000000000000'"));
       expect(stored!.secret).toMatch(/^sealed:v1:/);
-      expect(leaks(await filesUnder(dataDir), [plain])).toEqual([]);
+      scratch.ctx.store = reopened;
+      expect(leaks(await atRest(scratch), [plain])).toEqual([]);
     } finally {
       await reopened.close();
-      scratch.ctx.store = reopened; // already closed; close() is idempotent
+      scratch.ctx.store = reopened; // already closed; close() is idempotent (and drops the PostgreSQL database)
       await scratch.close();
     }
   });
