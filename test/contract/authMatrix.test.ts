@@ -1,7 +1,8 @@
 /**
  * The auth matrix: for every operation of the spec, the credentials that must be refused are
  * refused the same way (401 problem+json with WWW-Authenticate: Bearer), member keys are kept
- * off admin operations (403), and another account's resources do not exist for the caller (404).
+ * off admin operations (403), and another account's resources, or the other mode's, do not exist for the caller
+ * (404). A self-issued test-mode bank token opens no API-key operation.
  *
  * The operations come from generated/openapi.json, so an operation added to the spec is covered
  * here without new code; what the harness needs from its author (a resource factory for a new
@@ -36,12 +37,16 @@ let app: TestApp;
 let owner: TestAccount;
 let other: TestAccount;
 let revokedKey: string;
+/** A bank token the owner issued itself in test mode (POST /v1/test/bank-tokens). */
+let testBankToken: string;
 
 beforeAll(async () => {
   app = await startTestApp();
   owner = await app.newAccount('Owner Lending');
   other = await app.newAccount('Other Lending');
   revokedKey = await app.revokedKey(owner.accountId);
+  const { data } = await owner.test.POST('/v1/test/bank-tokens', { body: { holderName: 'Matrix Applicant', accountNumber: '000123456789' } });
+  testBankToken = data!.bankToken;
 });
 afterAll(() => app?.close());
 
@@ -119,6 +124,8 @@ describe.each(operations.map((op) => [label(op), op] as const))('%s', (_label, o
   });
 
   if (schemes.includes('apiKey')) {
+    it('a test-mode bank token (POST /v1/test/bank-tokens) → 401', () => expectUnauthorized(op, `Bearer ${testBankToken}`));
+
     if (requiredRole(op) === 'admin') {
       it('a member key → 403 (x-required-role: admin)', async () => {
         const { response, body } = await send(op, { authorization: `Bearer ${owner.memberKey}` });
