@@ -57,6 +57,27 @@ async function mintTestToken(owner: TestAccount, holderName: string, accountNumb
   return data!;
 }
 
+/**
+ * How many rows each table holds for one environment (every table with an account_id column, read
+ * from the schema so a new table is counted too), and the document chunks of its documents (PostgreSQL).
+ */
+async function rowsOf(environmentId: string): Promise<Record<string, number>> {
+  return app.ctx.store.read(async (db) => {
+    const tables =
+      app.engine === 'postgres'
+        ? await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'account_id' ORDER BY 1")
+        : await db.all<{ name: string }>("SELECT m.name AS name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'account_id' ORDER BY 1");
+    const counts: Record<string, number> = {};
+    for (const { name } of tables) counts[name] = Number((await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${name} WHERE account_id = ?`, [environmentId]))!.n);
+    if (app.engine === 'postgres') {
+      counts.document_chunks = Number(
+        (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM document_chunks c JOIN documents d ON d.id = c.document_id WHERE d.account_id = ?', [environmentId]))!.n,
+      );
+    }
+    return counts;
+  });
+}
+
 async function verify(token: string, mortgageId: string, accountNumber: string) {
   return apiClient(app.baseUrl, token).POST('/v1/banks/verify', { body: { mortgageId, applicant: { accountNumber } } });
 }
@@ -146,6 +167,10 @@ describe('lists, exports and settings never mix the modes', () => {
     const livePricing = (await owner.client.GET('/v1/pricing')).data!;
     expect(livePricing.livemode).toBe(true);
     expect((await owner.test.GET('/v1/pricing')).data).toEqual({ ...livePricing, livemode: false });
+    const higher = { ...livePricing.rateSheet, baseRates: livePricing.rateSheet.baseRates.map((b) => ({ ...b, rate: b.rate + 1 })) };
+    const testPricing = await owner.test.PUT('/v1/pricing', { body: higher });
+    expect(testPricing.data).toMatchObject({ isDefault: false, livemode: false });
+    expect((await owner.client.GET('/v1/pricing')).data).toEqual(livePricing);
 
     // Exports hold only the caller's mode.
     const testExport = await app.fetch('/v1/mortgages/export?format=ndjson', { headers: { Authorization: `Bearer ${owner.testKey}` } });
@@ -173,8 +198,19 @@ describe('lists, exports and settings never mix the modes', () => {
     const [liveDelivery] = await liveHook.waitFor(1);
     expect(JSON.parse(liveDelivery!.body)).toMatchObject({ mortgageId: liveApp.mortgageId });
 
-    // Give a stray cross-delivery the time to arrive, then check none did.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Which endpoints an event goes to is decided when it is published (a delivery row per endpoint,
+    // in the transaction of the change): each endpoint has exactly the one event of its mode to send.
+    const fanOut = await app.ctx.store.read((db) =>
+      db.all<{ webhook_id: string; payload: string }>(
+        `SELECT d.webhook_id, v.payload FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id
+          WHERE d.account_id IN (?, ?) ORDER BY d.webhook_id`,
+        [owner.accountId, `${owner.accountId}.test`],
+      ),
+    );
+    const hooks = [...(await owner.test.GET('/v1/webhooks')).data!.data, ...(await owner.client.GET('/v1/webhooks')).data!.data];
+    const sentTo = (livemode: boolean) => fanOut.filter((d) => hooks.find((h) => h.webhookId === d.webhook_id)!.livemode === livemode).map((d) => JSON.parse(d.payload).mortgageId);
+    expect(sentTo(false)).toEqual([testApp.mortgageId]);
+    expect(sentTo(true)).toEqual([liveApp.mortgageId]);
     expect(testHook.deliveries.map((d) => JSON.parse(d.body).mortgageId)).toEqual([testApp.mortgageId]);
     expect(liveHook.deliveries.map((d) => JSON.parse(d.body).mortgageId)).toEqual([liveApp.mortgageId]);
 
@@ -267,8 +303,10 @@ describe('the documented test values', () => {
       paths: Record<string, { post: { responses: Record<string, { content?: Record<string, { examples?: Record<string, { value: Record<string, unknown> }> }> }> } }>;
     };
     const verifyExamples = examples.paths['/v1/banks/verify']!.post.responses['200']!.content!['application/json']!.examples!;
+    const verifiedOf = new Map<string, string>();
     for (const value of testValues().bankAccounts) {
       const application = await createApplication(owner.test);
+      verifiedOf.set(application.mortgageId, value.behaviour);
       const token = await mintTestToken(owner, application.applicant.name, value.accountNumber);
       const { response, data, error } = await verify(token.bankToken, application.mortgageId, value.accountNumber);
       expect(response.status, `${value.accountNumber}: ${JSON.stringify(error ?? data)}`).toBe(value.answer.status);
@@ -285,7 +323,18 @@ describe('the documented test values', () => {
       }
       if (value.behaviour === 'partner_unavailable') expect(response.headers.get('retry-after')).toBe('30');
     }
-    // Nothing is recorded for the unavailable bank: the application's history holds the others only.
+    // Nothing is recorded for the unavailable bank (502); every answer of the bank is (the export shows each application's latest).
+    const exported = await app.fetch('/v1/mortgages/export?format=ndjson', { headers: { Authorization: `Bearer ${owner.testKey}` } });
+    const recorded = (await exported.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { mortgageId: string; bankVerification: { verified: boolean } | null });
+    expect(Object.fromEntries(recorded.map((r) => [verifiedOf.get(r.mortgageId), r.bankVerification?.verified ?? null]))).toEqual({
+      account_of_token_holder: true,
+      other_holder: false,
+      closed: null,
+      partner_unavailable: null,
+    });
 
     // In live the same numbers are ordinary: the operator's sandbox token for 000333333333 verifies.
     const partner = await runAdminCommand(app.ctx, 'bank-partner create', { name: 'Live Values Sandbox', connector: 'sandbox' });
@@ -344,6 +393,8 @@ describe('deleteTestData', () => {
       documents: (await client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId: liveApplication.mortgageId } } })).data?.data.length,
     });
     const liveBefore = await snapshot(owner.client);
+    const liveRowsBefore = await rowsOf(owner.accountId);
+    const testRowsBefore = await rowsOf(`${owner.accountId}.test`);
 
     const { data, response } = await owner.test.DELETE('/v1/test/data');
     expect(response.status).toBe(200);
@@ -364,6 +415,14 @@ describe('deleteTestData', () => {
 
     expect(await snapshot(owner.client)).toEqual(liveBefore);
     expect(liveBefore).toMatchObject({ applications: 1, webhooks: 1, formats: 1, documents: 1 });
+    // Counted in the database: every live row is still there, and of test only its API keys are left.
+    expect(await rowsOf(owner.accountId)).toEqual(liveRowsBefore);
+    expect(liveRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, webhook_endpoints: 1, export_formats: 1, underwriting_rules: 1 });
+    expect(liveRowsBefore.webhook_events).toBeGreaterThanOrEqual(2);
+    const testRowsAfter = await rowsOf(`${owner.accountId}.test`);
+    expect(Object.entries(testRowsAfter).filter(([table, n]) => n > 0 && table !== 'api_keys')).toEqual([]);
+    expect(testRowsAfter.api_keys).toBe(testRowsBefore.api_keys);
+    expect(testRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, bank_verifications: 1, webhook_endpoints: 1, export_formats: 1 });
     const download = await app.fetch(
       `/v1/applications/${liveApplication.mortgageId}/documents/${(await owner.client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId: liveApplication.mortgageId } } })).data!.data[0]!.documentId}/content`,
       { headers: { Authorization: `Bearer ${owner.apiKey}` } },
@@ -411,12 +470,27 @@ describe('a partner with only a test key, from a clean start and with no operato
     form.set('file', new Blob([new TextEncoder().encode('%PDF-1.4\n%%EOF\n')], { type: 'application/pdf' }), 'statement.pdf');
     const upload = await app.fetch(`/v1/applications/${application!.mortgageId}/documents`, { method: 'POST', headers: { Authorization: `Bearer ${owner.testKey}` }, body: form });
     expect(upload.status).toBe(201);
+    const { documentId } = (await upload.json()) as { documentId: string };
 
     const deliveries = await hook.waitFor(2);
     const verifier = new Webhook(endpoint!.secret);
-    const events = deliveries.map((d) => verifier.verify(d.body, d.headers as Record<string, string>) as { event: string; mortgageId: string });
-    expect(events.map((e) => e.event).sort()).toEqual(['application.approved', 'document.uploaded']);
-    expect(events.every((e) => e.mortgageId === application!.mortgageId)).toBe(true);
+    const events = deliveries.map((d) => verifier.verify(d.body, d.headers as Record<string, string>) as { event: string });
+    // Exactly the interface document's payloads (sections 6.1 and 6.2), in test mode as in live: no livemode, nothing added.
+    expect(events.sort((x, y) => x.event.localeCompare(y.event))).toEqual([
+      {
+        event: 'application.approved',
+        mortgageId: application!.mortgageId,
+        status: 'approved',
+        applicant: { name: applicantInput.name, amount: applicantInput.amount },
+        timestamp: submitted!.decision!.decidedAt,
+      },
+      {
+        event: 'document.uploaded',
+        mortgageId: application!.mortgageId,
+        documentType: 'bank_statement',
+        url: `${app.baseUrl}/v1/applications/${application!.mortgageId}/documents/${documentId}/content`,
+      },
+    ]);
 
     const exported = await app.fetch('/v1/mortgages/export?format=csv', { headers: { Authorization: `Bearer ${owner.testKey}` } });
     const csv = await exported.text();
