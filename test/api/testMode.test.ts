@@ -361,6 +361,43 @@ describe('the documented test values', () => {
   });
 });
 
+describe("the spec's application examples", () => {
+  type Json = Record<string, any>;
+  const spec = async (): Promise<Json> => (await import('../../generated/openapi.json', { with: { type: 'json' } })).default as Json;
+  const deref = (spec: Json, node: Json): Json => (typeof node.$ref === 'string' ? spec.components.examples[node.$ref.split('/').pop() as string] : node);
+
+  it.each([
+    ['submit', 'approved', null],
+    ['submit', 'referred', null],
+    ['submit', 'declined', null],
+    ['approve', 'approved', 'note'],
+    ['decline', 'declined', 'note'],
+  ] as const)('%s → %s: test mode decides the example\'s applicant exactly as the example shows', async (action, name, requestExample) => {
+    const document = await spec();
+    const operation = document.paths[`/v1/applications/{mortgageId}/${action}`].post;
+    const example = deref(document, operation.responses['200'].content['application/json'].examples[name]).value as Json;
+    const owner = await app.newAccount(`Examples Lending ${action} ${name}`);
+    const { name: applicantName, amount, email, annualIncome, monthlyDebts, creditScore } = example.applicant;
+    const { data: created } = await owner.test.POST('/v1/applications', {
+      body: { applicant: { name: applicantName, amount, email, annualIncome, monthlyDebts, creditScore }, term: example.term, propertyValue: example.propertyValue },
+    });
+    const path = { params: { path: { mortgageId: created!.mortgageId } } };
+    let answer = (await owner.test.POST('/v1/applications/{mortgageId}/submit', path)).data!;
+    if (action !== 'submit') {
+      expect(answer.status).toBe('referred');
+      const body = deref(document, operation.requestBody.content['application/json'].examples[requestExample!]).value as { note: string };
+      answer = (await owner.test.POST(`/v1/applications/{mortgageId}/${action}`, { ...path, body })).data!;
+    }
+    const { decidedAt: _at, reviewerKeyId: _key, ...decision } = example.decision as Json;
+    expect({ status: answer.status, applicant: answer.applicant, decision: answer.decision, livemode: answer.livemode }).toEqual({
+      status: example.status,
+      applicant: example.applicant,
+      decision: { ...decision, decidedAt: expect.any(String), ...(action === 'submit' ? {} : { reviewerKeyId: expect.stringMatching(/^key-/) }) },
+      livemode: false,
+    });
+  });
+});
+
 describe('deleteTestData', () => {
   it('removes every test resource in one go, answers the counts, and leaves live untouched (counted)', async () => {
     const owner = await app.newAccount('Cleanup Lending');
