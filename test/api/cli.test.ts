@@ -10,6 +10,7 @@ import { runAdmin, startService, tempDataDir, type AdminRun, type ServiceProcess
 const ACCOUNT_ID = /^acc-[0-9a-z]{26}$/;
 const KEY_ID = /^key-[0-9a-z]{26}$/;
 const API_KEY = /^mos_live_[0-9A-Za-z]{38}$/;
+const TEST_API_KEY = /^mos_test_[0-9A-Za-z]{38}$/;
 
 /** The one JSON object `--json` must print, and nothing else. */
 function onlyJsonObject(run: AdminRun): Record<string, unknown> {
@@ -56,6 +57,8 @@ describe('with the server stopped', () => {
     expect(account.accountId).toMatch(ACCOUNT_ID);
     expect(account.keyId).toMatch(KEY_ID);
     expect(account.apiKey).toMatch(API_KEY);
+    expect(account.testKeyId).toMatch(KEY_ID);
+    expect(account.testApiKey).toMatch(TEST_API_KEY);
 
     const member = onlyJsonObject(await runAdmin(['key', 'create', '--account', String(account.accountId), '--role', 'member', '--json'], { dataDir }));
     expect(member).toEqual({ keyId: expect.stringMatching(KEY_ID), apiKey: expect.stringMatching(API_KEY) });
@@ -69,6 +72,15 @@ describe('with the server stopped', () => {
       expect(await authenticates(service, String(account.apiKey))).toBe(200);
       expect(await authenticates(service, String(member.apiKey))).toBe(200);
       expect(await authenticates(service, String(doomed.apiKey))).toBe(401);
+      // The second key is the test environment's admin key: the same account in test mode, and it may issue test bank tokens (admin, test only).
+      const asTest = await fetch(`${service.baseUrl}/v1/account`, { headers: { Authorization: `Bearer ${String(account.testApiKey)}` } });
+      expect(await asTest.json()).toMatchObject({ accountId: account.accountId, livemode: false });
+      const token = await fetch(`${service.baseUrl}/v1/test/bank-tokens`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${String(account.testApiKey)}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ holderName: 'Avery Approved', accountNumber: '000123456789' }),
+      });
+      expect(token.status).toBe(201);
     } finally {
       await service.stop();
     }
