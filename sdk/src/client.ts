@@ -95,7 +95,8 @@ export function createMortgageClient(options: MortgageClientOptions): MortgageCl
     return {
       contentType: (response.headers.get('content-type') ?? '').split(';')[0]!.trim(),
       filename: /filename="([^"]+)"/.exec(disposition)?.[1],
-      body: data as ReadableStream<Uint8Array>,
+      // openapi-fetch gives no data for a `Content-Length: 0` answer: an NDJSON export of no records.
+      body: (data as ReadableStream<Uint8Array> | undefined) ?? response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() }),
     };
   }
 

@@ -196,6 +196,15 @@ describe('the export', () => {
     expect(records).toHaveLength(5);
     expect(records[0]).toEqual({ mortgageId: expect.stringMatching(/^mtg-/), applicant: { name: 'Jane Doe' } });
   });
+
+  it('an export of no records is an empty stream, and yields nothing (the service answers Content-Length: 0)', async () => {
+    const empty = await client.exportMortgages({ format: 'ndjson', status: 'withdrawn' });
+    expect(empty.contentType).toBe('application/x-ndjson');
+    expect(await new Response(empty.body).text()).toBe('');
+    const records = [];
+    for await (const record of client.exportRecords({ status: 'withdrawn' })) records.push(record);
+    expect(records).toEqual([]);
+  });
 });
 
 describe('webhook verification', () => {
