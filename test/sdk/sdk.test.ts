@@ -4,8 +4,11 @@
  * problems as typed errors, lists as async iterators, the streamed export, and webhook
  * verification of a real, signed delivery.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { dereference } from '../../src/contract/spec.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import {
   createMortgageClient,
@@ -15,10 +18,12 @@ import {
   retryAfterMs,
   verifyWebhook,
   WebhookVerificationError,
+  type ListPath,
   type MortgageClient,
   type WebhookEvent,
 } from '../../sdk/src/index.ts';
 import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { PROJECT_ROOT } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 
 let app: TestApp;
@@ -177,6 +182,69 @@ describe('lists as async iterators', () => {
     const deliveries = [];
     for await (const delivery of client.list('/v1/webhooks/{webhookId}/deliveries', { path: { webhookId: hook!.webhookId } })) deliveries.push(delivery);
     expect(deliveries).toEqual([]);
+  });
+});
+
+describe('every list of the contract', () => {
+  /** The list operations the SDK's ListPath type accepts: a path the type does not take fails the type check. */
+  const LISTS: ListPath[] = [
+    '/v1/api-keys',
+    '/v1/webhooks',
+    '/v1/webhooks/{webhookId}/deliveries',
+    '/v1/events',
+    '/v1/applications',
+    '/v1/applications/{mortgageId}/documents',
+    '/v1/export-formats',
+  ];
+
+  it('the list above is every GET of the spec that answers a cursor page', () => {
+    const spec = dereference(JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'generated', 'openapi.json'), 'utf8'))) as { paths: Record<string, any> };
+    const propertiesOf = (schema: any): string[] => [...Object.keys(schema?.properties ?? {}), ...((schema?.allOf ?? []) as unknown[]).flatMap(propertiesOf)];
+    const paged = Object.entries(spec.paths)
+      .filter(([, item]) => propertiesOf(item.get?.responses?.['200']?.content?.['application/json']?.schema).includes('nextCursor'))
+      .map(([template]) => template);
+    expect([...paged].sort()).toEqual([...LISTS].sort());
+  });
+
+  it('walks each one page by page to exactly the items one big page holds', async () => {
+    const owner = await app.newAccount('SDK Lists');
+    const lists = createMortgageClient({ baseUrl: app.baseUrl, apiKey: owner.apiKey });
+    // At least two items in every list, so that a page of one has a next page.
+    await lists.api.POST('/v1/api-keys', { body: { name: 'Second key', role: 'member' } });
+    const { data: hook } = await lists.api.POST('/v1/webhooks', { body: { url: receiver.url('/lists'), events: ['application.approved', 'document.uploaded'] } });
+    await lists.api.POST('/v1/webhooks', { body: { url: receiver.url('/lists-other'), events: ['application.approved'] } });
+    const { data: application } = await lists.api.POST('/v1/applications', { body: APPLICATION });
+    await lists.api.POST('/v1/applications', { body: APPLICATION });
+    await lists.api.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: application!.mortgageId } } });
+    for (const name of ['one.pdf', 'two.pdf']) {
+      const form = new FormData();
+      form.set('documentType', 'income_proof');
+      form.set('file', new File([Buffer.from('%PDF-1.4\n%%EOF\n')], name, { type: 'application/pdf' }));
+      const uploaded = await fetch(`${app.baseUrl}/v1/applications/${application!.mortgageId}/documents`, { method: 'POST', headers: { Authorization: `Bearer ${owner.apiKey}` }, body: form });
+      expect(uploaded.status).toBe(201);
+    }
+    for (const name of ['first-layout', 'second-layout']) await lists.api.POST('/v1/export-formats', { body: { name, base: 'csv' } });
+    // The endpoint's delivery log fills as the dispatcher delivers its three events.
+    let attempts = 0;
+    for (let i = 0; i < 200 && attempts < 3; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      const { data } = await lists.api.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId: hook!.webhookId } } });
+      attempts = data!.data.length;
+    }
+    expect(attempts).toBe(3); // all delivered (200): the log does not change while it is walked
+
+    const ids = { webhookId: hook!.webhookId, mortgageId: application!.mortgageId };
+    const get = lists.api.GET as unknown as (path: string, init: object) => Promise<{ data?: { data: unknown[]; nextCursor: string | null } }>;
+    for (const list of LISTS) {
+      const params = Object.fromEntries([...list.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, ids[m[1] as keyof typeof ids]]));
+      const init = (Object.keys(params).length > 0 ? { path: params } : {}) as never;
+      const { data: whole } = await get(list, { params: { path: params, query: { limit: 100 } } });
+      expect(whole!.nextCursor, list).toBeNull();
+      expect(whole!.data.length, list).toBeGreaterThanOrEqual(2);
+      const walked: unknown[] = [];
+      for await (const item of lists.list(list, { ...(init as object), query: { limit: 1 } } as never)) walked.push(item);
+      expect(walked, list).toEqual(whole!.data);
+    }
   });
 });
 
