@@ -13,6 +13,8 @@
  *   `sl-violations` (Prism answers with the operation's first 422 or 400 example instead);
  * - CORS: none, as the service (Prism adds `Access-Control-*` headers everywhere);
  * - the export: the `format` query chooses the content type (csv, ndjson, json) as the service does;
+ * - a problem from Prism's examples carries this request's `instance` and `requestId` (the one in
+ *   `X-Request-Id`), as the service's do;
  * - the documented test values (the spec's `x-test-values`, read through the same module as test
  *   mode's, src/contract/testValues.ts): a valid
  *   `POST /v1/banks/verify` for a test account number gets that number's documented answer (its
@@ -132,6 +134,23 @@ export function issuesFromViolations(header: string, operation: Json): Issue[] {
   return issues;
 }
 
+/**
+ * Prism's answer as bytes. A problem example (`Prefer: code=429`, `Prefer: example=…`) gets this
+ * request's `instance` and `requestId`, as the service's problems do: the example's own (another
+ * path, a fixed id) would not match the request or its `X-Request-Id`.
+ */
+async function answerBody(answer: Response, path: string, requestId: string): Promise<Buffer> {
+  const bytes = Buffer.from(await answer.arrayBuffer());
+  if (!/^application\/problem\+json/i.test(answer.headers.get('content-type') ?? '')) return bytes;
+  try {
+    const problem = JSON.parse(bytes.toString('utf8')) as Json;
+    if (problem === null || typeof problem !== 'object' || Array.isArray(problem)) return bytes;
+    return Buffer.from(JSON.stringify({ ...problem, instance: path, requestId }));
+  } catch {
+    return bytes;
+  }
+}
+
 async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -248,7 +267,7 @@ export function createMockFront(options: MockFrontOptions): http.Server {
       });
       out['x-request-id'] = requestId;
       res.writeHead(answer.status, out);
-      res.end(Buffer.from(await answer.arrayBuffer()));
+      res.end(await answerBody(answer, path, requestId));
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       problem(500, 'internal_error', `The mock failed: ${(err as Error).message}`);

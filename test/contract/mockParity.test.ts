@@ -276,6 +276,21 @@ describe('outside the operations', () => {
     expect(mocked.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it("a problem names the request's path and X-Request-Id on both, also when the mock answers it from an example (Prefer: code=…)", async () => {
+    const path = '/v1/applications/mtg-01jdz8k3n4q2v6x9b7c5t1r0aa';
+    const { service, mocked } = await both(undefined, (target, _i, credential) => ({
+      method: 'GET',
+      path,
+      headers: { Authorization: `Bearer ${credential}`, ...(target === 'mock' ? { Prefer: 'code=404' } : {}) },
+    }));
+    expect(summary(mocked)).toEqual(summary(service));
+    for (const answer of [service, mocked]) {
+      const problem = JSON.parse(answer.text) as { instance: string; requestId: string };
+      expect(problem.instance).toBe(path);
+      expect(problem.requestId).toBe(answer.headers.get('x-request-id'));
+    }
+  });
+
   it('a cross-origin GET carries no Access-Control headers on either', async () => {
     const { service, mocked } = await both(undefined, (_t, _i, credential) => ({ method: 'GET', path: '/v1/account', headers: { Authorization: `Bearer ${credential}`, Origin: 'https://app.partner.test' } }));
     expect(summary(mocked)).toEqual(summary(service));
