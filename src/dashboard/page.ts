@@ -5,9 +5,11 @@ import { AppError, fail, isAppError } from '../errors.ts';
 import { statusOfKind } from '../http/problem.ts';
 import type { ActiveSession } from '../services/sessions.ts';
 import { accountEnvironment } from '../services/accounts.ts';
+import type { OperationId } from '../contract/handlers.ts';
 import { fieldErrors, type FieldErrors } from './forms.ts';
 import { newCsrfToken, setCookie, type CookieNames } from './security.ts';
 import type { DashboardState } from './state.ts';
+import { needsAdmin } from './validation.ts';
 
 /** Thrown by a page that needs a signed-in user when there is none: the answer is a redirect to sign-in. */
 export class SignInRequired extends Error {}
@@ -23,10 +25,16 @@ export function requireSession(koa: Context): ActiveSession {
   return session;
 }
 
-/** The session of an admin; a member gets 403 (admin pages, and every change to integrations). */
-export function requireAdmin(koa: Context): ActiveSession {
+/**
+ * The session of a user who may do what these operations do: one the contract keeps for admins
+ * (`x-required-role: admin`) is for admin users here, as it is for admin keys in the API; a member
+ * gets 403 (integrations are read-only for them). The rule is the spec's, not written again here.
+ */
+export function requireRoleFor(koa: Context, ...operationIds: OperationId[]): ActiveSession {
   const session = requireSession(koa);
-  if (session.user.role !== 'admin') throw fail.forbidden('This page is for admins of the account; your role is member, so integrations are read-only for you.');
+  if (session.user.role !== 'admin' && operationIds.some(needsAdmin)) {
+    throw fail.forbidden(`This page is for admins of the account; your role is ${session.user.role}, so integrations are read-only for you.`);
+  }
   return session;
 }
 

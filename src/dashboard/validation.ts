@@ -1,7 +1,8 @@
 /**
- * The contract's check of a request body, for the dashboard's forms: the operation's request
- * schema from the bundled spec, compiled with the same Ajv set-up as the API's edge, and Ajv's
- * errors turned into the same pointers and messages the API's 400 carries.
+ * What the contract decides for the dashboard's forms, read from the bundled spec the API's edge
+ * reads: the check of a request body (the operation's request schema, compiled with the same Ajv
+ * set-up, its errors turned into the same pointers and messages the API's 400 carries), and the
+ * role an operation needs (its `x-required-role`).
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OperationId } from '../contract/handlers.ts';
@@ -13,23 +14,39 @@ import { validationIssues } from '../http/validationProblem.ts';
 interface SpecOperation {
   operationId?: string;
   requestBody?: { content?: Record<string, { schema?: unknown }> };
+  'x-required-role'?: string;
 }
 
+let operations: Map<string, SpecOperation> | undefined;
 let schemas: Map<string, unknown> | undefined;
 const validators = new Map<string, ValidateFunction>();
 const ajv = boundValidators(createAjv({ allErrors: true, strict: false }));
 
+function specOperations(): Map<string, SpecOperation> {
+  if (operations) return operations;
+  operations = new Map();
+  const spec = loadBundledSpec() as { paths?: Record<string, Record<string, SpecOperation>> };
+  for (const item of Object.values(spec.paths ?? {})) {
+    for (const operation of Object.values(item)) if (operation?.operationId) operations.set(operation.operationId, operation);
+  }
+  return operations;
+}
+
 function requestSchemas(): Map<string, unknown> {
   if (schemas) return schemas;
   schemas = new Map();
-  const spec = loadBundledSpec() as { paths?: Record<string, Record<string, SpecOperation>> };
-  for (const item of Object.values(spec.paths ?? {})) {
-    for (const operation of Object.values(item)) {
-      const schema = operation?.requestBody?.content?.['application/json']?.schema;
-      if (operation?.operationId && schema) schemas.set(operation.operationId, schema);
-    }
+  for (const [operationId, operation] of specOperations()) {
+    const schema = operation.requestBody?.content?.['application/json']?.schema;
+    if (schema) schemas.set(operationId, schema);
   }
   return schemas;
+}
+
+/** Whether an operation is for admins only (`x-required-role: admin`), as the API's edge enforces it for keys. */
+export function needsAdmin(operationId: OperationId): boolean {
+  const operation = specOperations().get(operationId);
+  if (!operation) throw new Error(`${operationId} is not an operation of the spec`);
+  return operation['x-required-role'] === 'admin';
 }
 
 /** The JSON request schema of an operation (what its form is decoded and checked against). */

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { isId } from '../../ids.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../../services/accounts.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, formErrors, formOf, redirect, requireAdmin, requireSession, submittedValues } from '../page.ts';
+import { accountOf, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { checkContract, requestSchema } from '../validation.ts';
 
@@ -29,7 +29,7 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
   router.get('/api-keys', (koa) => keysPage(koa, ctx));
 
   router.post('/api-keys', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'createApiKey');
     const form = formOf(koa);
     try {
       const { body } = decodeForm<{ name: string; role: 'admin' | 'member' }>(form, requestSchema('createApiKey'));
@@ -45,13 +45,13 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.get('/api-keys/:keyId/revoke', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'revokeApiKey');
     const key = await getApiKey(ctx, accountOf(session), koa.params.keyId!);
     render(koa, 'api-key-revoke', { title: 'Revoke API key', nav: 'api-keys', key });
   });
 
   router.post('/api-keys/:keyId/revoke', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'revokeApiKey');
     const revoked = await revokeApiKey(ctx, accountOf(session), koa.params.keyId!);
     ctx.log.info({ keyId: revoked.keyId, userId: session.user.userId }, 'API key revoked in the dashboard');
     redirect(koa, '/dashboard/api-keys?done=revoked');

@@ -11,7 +11,7 @@ import type { UnderwritingRules } from '../../domain/underwriting/rules.ts';
 import { getUnderwritingRules, setUnderwritingRules } from '../../services/applications.ts';
 import { getPricingSettings, setRateSheet } from '../../services/pricing.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, fieldValues, formErrors, formOf, redirect, requireAdmin, submittedValues } from '../page.ts';
+import { accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { contractIssues, requestSchema } from '../validation.ts';
 import { fail } from '../../errors.ts';
@@ -45,7 +45,7 @@ interface SettingsForms {
 }
 
 async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms = {}, status = 200): Promise<void> {
-  const session = requireAdmin(koa);
+  const session = requireRoleFor(koa, 'getPricing', 'getUnderwritingRules');
   const accountId = accountOf(session);
   const pricing = await getPricingSettings(ctx, accountId);
   const rules = await getUnderwritingRules(ctx, accountId);
@@ -69,7 +69,7 @@ export function settingsRoutes(router: Router, ctx: AppContext): void {
   router.get('/settings', (koa) => settingsPage(koa, ctx));
 
   router.post('/settings/pricing', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'updatePricing');
     const form = formOf(koa);
     const { body, fieldOf } = decodeForm<RateSheet>(form, requestSchema('updatePricing'));
     body.flatFees ??= [];
@@ -86,7 +86,7 @@ export function settingsRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.post('/settings/underwriting', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'updateUnderwritingRules');
     const form = formOf(koa);
     const { body } = decodeForm<UnderwritingRules>(form, requestSchema('updateUnderwritingRules'));
     try {

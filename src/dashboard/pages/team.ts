@@ -2,8 +2,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
-import { changeUserRole, getTeam, inviteUser, removeUser, revokeInvitation, USER_ROLES } from '../../services/users.ts';
-import { formErrors, formOf, redirect, requireAdmin, requireSession, submittedValues } from '../page.ts';
+import { changeUserRole, getTeam, inviteUser, removeUser, requireAdmin, revokeInvitation, USER_ROLES } from '../../services/users.ts';
+import { formErrors, formOf, redirect, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { setCookie, cookieNames } from '../security.ts';
 
@@ -14,7 +14,8 @@ const DONE: Record<string, string> = {
 };
 
 // The team belongs to the account the users signed up to, whatever environment (live or test) a
-// page shows: its use cases take the acting user, whose account it is, not the environment's id.
+// page shows: its use cases take the acting user, whose account it is, not the environment's id,
+// and refuse (403) an actor who is not an admin: the rule is theirs, not this page's.
 
 async function teamPage(koa: Context, ctx: AppContext, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
   const session = requireSession(koa);
@@ -31,7 +32,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
   router.get('/team', (koa) => teamPage(koa, ctx));
 
   router.post('/team/invitations', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireSession(koa);
     const form = formOf(koa);
     try {
       const { invitation, token } = await inviteUser(ctx, session.user, { email: form.get('/email') ?? '', role: form.get('/role') ?? '' });
@@ -45,19 +46,20 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.post('/team/invitations/:invitationId/withdraw', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireSession(koa);
     await revokeInvitation(ctx, session.user, koa.params.invitationId!);
     redirect(koa, '/dashboard/team?done=withdrawn');
   });
 
   router.post('/team/users/:userId/role', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireSession(koa);
     await changeUserRole(ctx, session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
     redirect(koa, koa.params.userId === session.user.userId ? '/dashboard' : '/dashboard/team?done=role');
   });
 
   router.get('/team/users/:userId/remove', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireSession(koa);
+    requireAdmin(session.user, 'remove users');
     const team = await getTeam(ctx, session.user.accountId);
     const user = team.users.find((u) => u.userId === koa.params.userId);
     if (!user) return; // 404
@@ -65,7 +67,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.post('/team/users/:userId/remove', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireSession(koa);
     await removeUser(ctx, session.user, koa.params.userId!);
     if (koa.params.userId === session.user.userId) {
       setCookie(koa, cookieNames(ctx.config.publicBaseUrl), 'session', null);

@@ -18,7 +18,7 @@ import {
   webhookEventCatalog,
 } from '../../services/webhooks.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, fieldValues, formErrors, formOf, redirect, requireAdmin, requireSession, submittedValues } from '../page.ts';
+import { accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { checkContract, requestSchema } from '../validation.ts';
 
@@ -80,12 +80,12 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.get('/webhooks/new', async (koa) => {
-    requireAdmin(koa);
+    requireRoleFor(koa, 'createWebhook');
     newPage(koa);
   });
 
   router.post('/webhooks', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'createWebhook');
     const form = formOf(koa);
     const { body } = decodeForm<WebhookBody>(form, requestSchema('createWebhook'));
     try {
@@ -103,7 +103,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
   router.get('/webhooks/:webhookId', (koa) => detailPage(koa, ctx));
 
   router.post('/webhooks/:webhookId', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'updateWebhook');
     const form = formOf(koa);
     const { body } = decodeForm<WebhookBody>(form, requestSchema('updateWebhook'));
     const changes = { url: body.url ?? '', description: body.description ?? '', events: body.events ?? [] };
@@ -119,21 +119,21 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.post('/webhooks/:webhookId/enabled', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'updateWebhook');
     const enabled = formOf(koa).get('/enabled') === 'true';
     await updateWebhook(ctx, accountOf(session), koa.params.webhookId!, { enabled });
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=${enabled ? 'enabled' : 'disabled'}`);
   });
 
   router.post('/webhooks/:webhookId/rotate-secret', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'rotateWebhookSecret');
     const { webhook, secret } = await rotateWebhookSecret(ctx, accountOf(session), koa.params.webhookId!);
     ctx.log.info({ webhookId: webhook.webhookId, userId: session.user.userId }, 'webhook secret rotated in the dashboard');
     render(koa, 'webhook-secret', { title: 'Webhook secret rotated', nav: 'webhooks', webhook, secret, rotated: true });
   });
 
   router.post('/webhooks/:webhookId/test', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'sendTestWebhookEvent');
     const event = formOf(koa).get('/event') ?? '';
     checkContract('sendTestWebhookEvent', { event });
     await sendTestEvent(ctx, accountOf(session), koa.params.webhookId!, event);
@@ -141,7 +141,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.post('/webhooks/:webhookId/deliveries/:eventId/retry', async (koa) => {
-    const session = requireAdmin(koa);
+    const session = requireRoleFor(koa, 'retryWebhookDelivery');
     await retryDelivery(ctx, accountOf(session), koa.params.webhookId!, koa.params.eventId!);
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=retried`);
   });
