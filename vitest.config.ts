@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two projects: `sqljs` runs every test on the embedded engine; `postgres` runs the API suite and
- * the contract harnesses again (and the dashboard's security tests: sessions and sign-in limits live
- * in the database there) with TEST_ENGINE=postgres (each app on a database of its own, see
+ * the contract harnesses again (and the dashboard's HTTP tests: sessions, sign-in limits and the
+ * pages' use cases live in the database there) with TEST_ENGINE=postgres (each app on a database of its own, see
  * test/helpers/testApp.ts), plus the tests that need PostgreSQL itself (test/postgres/).
  */
 const POSTGRES_ONLY = ['test/postgres/**/*.test.ts'];
@@ -27,7 +27,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'postgres',
-          include: ['test/api/**/*.test.ts', 'test/dashboard/security.test.ts', 'test/dashboard/environments.test.ts', 'test/contract/authMatrix.test.ts', 'test/contract/badInput.test.ts', 'test/contract/coverage.test.ts', 'test/store/**/*.test.ts', ...POSTGRES_ONLY],
+          include: ['test/api/**/*.test.ts', 'test/dashboard/security.test.ts', 'test/dashboard/environments.test.ts', 'test/dashboard/integrations.test.ts', 'test/contract/authMatrix.test.ts', 'test/contract/badInput.test.ts', 'test/contract/coverage.test.ts', 'test/store/**/*.test.ts', ...POSTGRES_ONLY],
           exclude: SQLJS_DATA_DIR_ONLY,
           env: { TEST_ENGINE: 'postgres' },
         },

@@ -1,0 +1,282 @@
+/**
+ * The dashboard's integration and team pages doing their work, over HTTP against the real app (on
+ * each engine), each change checked through the API: a webhook endpoint registered, edited,
+ * disabled and enabled, its secret rotated (each secret shown once), a test event sent and
+ * verified, a failed delivery retried from the log; an API key revoked after its confirmation; an
+ * application's documents downloaded and its bank verification shown by mask only; a member's
+ * read-only view and 403 on every integration form; roles changed, a user removed (signed out
+ * everywhere), an invitation withdrawn, and one that expires after seven days.
+ */
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
+import { manualClock, startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
+import { DashboardClient, signUpWith, type PageResponse } from './httpClient.ts';
+
+const PASSWORD = 'correct horse battery staple';
+// Real time at the start: receivers check a delivery's timestamp against their own clock.
+const clock = manualClock(Date.now());
+let app: TestApp;
+let dispatcher: WebhookDispatcher;
+let receiver: Receiver;
+let admin: DashboardClient;
+let api: ApiClient;
+let max: DashboardClient;
+
+/** The text of the element with this id on a page (a secret shown once, a link). */
+function shown(page: PageResponse, id: string): string {
+  const m = new RegExp(`id="${id}">([^<]+)<`).exec(page.body);
+  if (!m) throw new Error(`no #${id} on the page: ${page.body.slice(0, 300)}`);
+  return m[1]!;
+}
+
+/** Waits until the receiver has `count` deliveries at `path` (the dispatcher delivers in the background). */
+async function deliveriesAt(path: string, count: number) {
+  for (let i = 0; i < 200; i++) {
+    const at = receiver.deliveries.filter((d) => d.path === path);
+    if (at.length >= count) return at;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`${path} got fewer than ${count} deliveries`);
+}
+
+/** Reloads the endpoint's page until its delivery log holds `count` attempts (they are recorded after the answer). */
+async function logWith(webhookId: string, count: number): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
+    if ((page.body.match(/<td class="outcome-/g) ?? []).length >= count) return page.body;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`the delivery log of ${webhookId} did not reach ${count} attempts`);
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ clock, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  dispatcher = new WebhookDispatcher(app.ctx).start();
+  receiver = await startReceiver();
+  const signedUp = await signUpWith(app.baseUrl, { name: 'Works Lending', email: 'ana@works.test', password: PASSWORD });
+  admin = signedUp.client;
+  api = apiClient(app.baseUrl, signedUp.firstKey);
+  // A member, invited and joined through the dashboard.
+  const invited = await admin.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'max@works.test', '/role': 'member' });
+  const link = new URL(shown(invited, 'invitation-link')).pathname;
+  max = new DashboardClient(app.baseUrl);
+  expect((await max.post(link, { '/password': 'another long passphrase' }, { csrfFrom: (await max.get(link)).body })).status).toBe(303);
+}, 120_000);
+
+afterAll(async () => {
+  await dispatcher?.stop();
+  await receiver?.close();
+  await app?.close();
+});
+
+describe('a webhook endpoint', () => {
+  let webhookId: string;
+  let secret: string;
+
+  it('is registered with events from the catalog; its secret is shown once', async () => {
+    const form = await admin.get('/dashboard/webhooks/new');
+    expect(form.body).toContain('value="application.approved"');
+    expect(form.body).toContain('value="document.uploaded"');
+    const created = await admin.post('/dashboard/webhooks', { '/url': receiver.url('/first'), '/description': 'Servicing', '/events': 'application.approved' }, { csrfFrom: form.body });
+    expect(created.status).toBe(200);
+    secret = shown(created, 'webhook-secret');
+    expect(secret).toMatch(/^whsec_/);
+    webhookId = /\/dashboard\/webhooks\/(whk-[0-9a-z]+)/.exec(created.body)![1]!;
+    const { data } = await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } });
+    expect(data).toMatchObject({ url: receiver.url('/first'), description: 'Servicing', events: ['application.approved'], enabled: true });
+    expect((await admin.get(`/dashboard/webhooks/${webhookId}`)).body).not.toContain(secret);
+  });
+
+  it('is edited, disabled (a test event is then refused) and enabled again', async () => {
+    const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
+    const saved = await admin.post(`/dashboard/webhooks/${webhookId}`, { '/url': receiver.url('/hooks'), '/description': 'Loan servicing', '/events': ['application.approved', 'document.uploaded'] }, { csrfFrom: page.body });
+    expect(saved.status).toBe(303);
+    expect((await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })).data).toMatchObject({
+      url: receiver.url('/hooks'),
+      description: 'Loan servicing',
+      events: ['application.approved', 'document.uploaded'],
+    });
+
+    expect((await admin.post(`/dashboard/webhooks/${webhookId}/enabled`, { '/enabled': 'false' }, { csrfFrom: page.body })).status).toBe(303);
+    expect((await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })).data!.enabled).toBe(false);
+    const refused = await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }, { csrfFrom: page.body });
+    expect(refused.status).toBe(409);
+    expect((await admin.post(`/dashboard/webhooks/${webhookId}/enabled`, { '/enabled': 'true' }, { csrfFrom: page.body })).status).toBe(303);
+    expect((await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })).data!.enabled).toBe(true);
+  });
+
+  it('gets a test event signed with its secret, shown in the delivery log', async () => {
+    const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
+    expect((await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'document.uploaded' }, { csrfFrom: page.body })).status).toBe(303);
+    const [delivery] = await deliveriesAt('/hooks', 1);
+    expect((new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { event: string }).event).toBe('document.uploaded');
+    const log = await logWith(webhookId, 1);
+    expect(log).toMatch(/<code>document\.uploaded<\/code> <mark>test<\/mark>/);
+    expect(log).toMatch(/class="outcome-succeeded">200/);
+  });
+
+  it('has its secret rotated: the new one is shown once and signs the next delivery', async () => {
+    const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
+    const rotated = await admin.post(`/dashboard/webhooks/${webhookId}/rotate-secret`, {}, { csrfFrom: page.body });
+    expect(rotated.status).toBe(200);
+    const next = shown(rotated, 'webhook-secret');
+    expect(next).toMatch(/^whsec_/);
+    expect(next).not.toBe(secret);
+    expect((await admin.get(`/dashboard/webhooks/${webhookId}`)).body).not.toContain(next);
+    await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }, { csrfFrom: page.body });
+    const deliveries = await deliveriesAt('/hooks', 2);
+    const latest = deliveries[1]!;
+    expect((new Webhook(next).verify(latest.body, latest.headers as Record<string, string>) as { event: string }).event).toBe('application.approved');
+    secret = next;
+  });
+
+  it('retries a failed delivery from the log', async () => {
+    receiver.answer(() => ({ status: 500 }));
+    const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
+    await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }, { csrfFrom: page.body });
+    await deliveriesAt('/hooks', 3);
+    const failedLog = await logWith(webhookId, 3);
+    expect(failedLog).toMatch(/class="outcome-failed">500/);
+    const eventId = /<small>(evt-[0-9a-z]+)<\/small><\/td>\s*<td>1<\/td>\s*<td class="outcome-failed">/.exec(failedLog)![1]!;
+    receiver.answer(() => ({ status: 200 }));
+    expect((await admin.post(`/dashboard/webhooks/${webhookId}/deliveries/${eventId}/retry`, {}, { csrfFrom: failedLog })).status).toBe(303);
+    const [, , , again] = await deliveriesAt('/hooks', 4);
+    expect(again!.headers['webhook-id']).toBe(eventId);
+    const log = await logWith(webhookId, 4);
+    expect(log).toMatch(new RegExp(`<small>${eventId}</small></td>\\s*<td>2</td>\\s*<td class="outcome-succeeded">200`));
+  });
+
+  it('is read-only for a member: the page without its forms, 403 on every form', async () => {
+    const page = await max.get(`/dashboard/webhooks/${webhookId}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Delivery log');
+    for (const action of ['/enabled', '/rotate-secret', '/test', '" novalidate']) expect(page.body).not.toContain(`action="/dashboard/webhooks/${webhookId}${action}`);
+    expect(page.body).not.toContain('/retry"');
+    const eventId = /<small>(evt-[0-9a-z]+)<\/small>/.exec(page.body)![1]!;
+    const before = (await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })).data!;
+    for (const [action, fields] of [
+      ['/dashboard/webhooks', { '/url': receiver.url('/member'), '/events': 'application.approved' }],
+      [`/dashboard/webhooks/${webhookId}`, { '/url': receiver.url('/member'), '/events': 'application.approved' }],
+      [`/dashboard/webhooks/${webhookId}/enabled`, { '/enabled': 'false' }],
+      [`/dashboard/webhooks/${webhookId}/rotate-secret`, {}],
+      [`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }],
+      [`/dashboard/webhooks/${webhookId}/deliveries/${eventId}/retry`, {}],
+    ] as const) {
+      expect((await max.post(action, fields, { csrfFrom: page.body })).status, action).toBe(403);
+    }
+    expect((await max.get('/dashboard/webhooks/new')).status).toBe(403);
+    expect((await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })).data).toEqual(before);
+  });
+});
+
+describe('an API key', () => {
+  it('is revoked after its confirmation page: calls with it get 401; a member can do neither', async () => {
+    const created = await admin.submit('/dashboard/api-keys', '/dashboard/api-keys', { '/name': 'Reporting job', '/role': 'member' });
+    const key = shown(created, 'api-key-secret');
+    expect((await apiClient(app.baseUrl, key).GET('/v1/account')).response.status).toBe(200);
+    const keyId = (await api.GET('/v1/api-keys')).data!.data.find((k) => k.name === 'Reporting job')!.keyId;
+
+    expect((await max.get(`/dashboard/api-keys/${keyId}/revoke`)).status).toBe(403);
+    const list = await max.get('/dashboard/api-keys');
+    expect(list.body).toContain('Reporting job');
+    expect(list.body).not.toContain('/revoke"');
+    expect((await max.post(`/dashboard/api-keys/${keyId}/revoke`, {}, { csrfFrom: list.body })).status).toBe(403);
+    expect((await apiClient(app.baseUrl, key).GET('/v1/account')).response.status).toBe(200);
+
+    const confirm = await admin.get(`/dashboard/api-keys/${keyId}/revoke`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.body).toContain('Revoke Reporting job?');
+    const revoked = await admin.post(`/dashboard/api-keys/${keyId}/revoke`, {}, { csrfFrom: confirm.body });
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe('/dashboard/api-keys?done=revoked');
+    expect((await apiClient(app.baseUrl, key).GET('/v1/account')).response.status).toBe(401);
+    expect((await admin.get('/dashboard/api-keys')).body).toMatch(/Reporting job<\/td>[\s\S]*?revoked /);
+  });
+});
+
+describe('an application', () => {
+  it('shows its documents for download, byte for byte, and its bank verification by mask only', async () => {
+    // In test mode, where a bank token is self-served.
+    await admin.submit('/dashboard', '/dashboard/environment', { environment: 'test', return: '/dashboard/applications' });
+    const testKey = shown(await admin.submit('/dashboard/api-keys', '/dashboard/api-keys', { '/name': 'Test integration', '/role': 'admin' }), 'api-key-secret');
+    const test = apiClient(app.baseUrl, testKey);
+    const { data: application } = await test.POST('/v1/applications', { body: { applicant: { name: 'Avery Approved', amount: 300000 }, term: 30 } });
+    const mortgageId = application!.mortgageId;
+    const pdf = Buffer.from('%PDF-1.4\n%\u00e2\u00e3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n', 'latin1');
+    const form = new FormData();
+    form.set('documentType', 'income_proof');
+    form.set('file', new File([pdf], 'payslip.pdf', { type: 'application/pdf' }));
+    const uploaded = await fetch(`${app.baseUrl}/v1/applications/${mortgageId}/documents`, { method: 'POST', headers: { Authorization: `Bearer ${testKey}` }, body: form });
+    expect(uploaded.status).toBe(201);
+    const { data: token } = await test.POST('/v1/test/bank-tokens', { body: { holderName: 'Avery Approved', accountNumber: '000123456789' } });
+    const { data: verification } = await apiClient(app.baseUrl, token!.bankToken).POST('/v1/banks/verify', { body: { mortgageId, applicant: { accountNumber: '000123456789' } } });
+    expect(verification!.verified).toBe(true);
+
+    const page = await admin.get(`/dashboard/applications/${mortgageId}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<code>••••6789</code>');
+    expect(page.body).not.toContain('000123456789');
+    const href = new RegExp(`href="(/dashboard/applications/${mortgageId}/documents/doc-[0-9a-z]+)" download>payslip\\.pdf</a>`).exec(page.body)![1]!;
+    const download = await admin.get(href);
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('application/pdf');
+    expect(download.headers.get('content-disposition')).toMatch(/^attachment; filename="doc-[0-9a-z]+\.pdf"$/);
+    const bytes = Buffer.from(await (await fetch(app.baseUrl + href, { headers: { Cookie: admin.cookieHeader() } })).arrayBuffer());
+    expect(bytes.equals(pdf)).toBe(true);
+
+    // The member sees it too (read-only), and the live environment does not.
+    await max.submit('/dashboard', '/dashboard/environment', { environment: 'test', return: '/dashboard' });
+    expect((await max.get(href)).status).toBe(200);
+    await admin.submit('/dashboard', '/dashboard/environment', { environment: 'live', return: '/dashboard' });
+    expect((await admin.get(href)).status).toBe(404);
+  });
+});
+
+describe('the team', () => {
+  const userIdOf = (team: PageResponse, email: string) => new RegExp(`${email.replace('.', '\\.')}[^]*?/dashboard/team/users/(usr-[0-9a-z]+)/role`).exec(team.body)![1]!;
+
+  it('an admin changes a role: the member becomes an admin (settings open to them), then a member again', async () => {
+    const team = await admin.get('/dashboard/team');
+    const maxId = userIdOf(team, 'max@works.test');
+    expect((await max.get('/dashboard/settings')).status).toBe(403);
+    expect((await max.post(`/dashboard/team/users/${maxId}/role`, { '/role': 'admin' }, { csrfFrom: (await max.get('/dashboard/team')).body })).status).toBe(403);
+    expect((await admin.post(`/dashboard/team/users/${maxId}/role`, { '/role': 'admin' }, { csrfFrom: team.body })).status).toBe(303);
+    expect((await max.get('/dashboard')).body).toContain('max@works.test · admin');
+    expect((await max.get('/dashboard/settings')).status).toBe(200);
+    expect((await admin.post(`/dashboard/team/users/${maxId}/role`, { '/role': 'member' }, { csrfFrom: team.body })).status).toBe(303);
+    expect((await max.get('/dashboard/settings')).status).toBe(403);
+  });
+
+  it('an admin removes a user after a confirmation page: their session ends at once', async () => {
+    const team = await admin.get('/dashboard/team');
+    const maxId = userIdOf(team, 'max@works.test');
+    expect((await max.get(`/dashboard/team/users/${maxId}/remove`)).status).toBe(403);
+    const confirm = await admin.get(`/dashboard/team/users/${maxId}/remove`);
+    expect(confirm.status).toBe(200);
+    expect((await admin.post(`/dashboard/team/users/${maxId}/remove`, {}, { csrfFrom: confirm.body })).status).toBe(303);
+    const after = await max.get('/dashboard');
+    expect(after.status).toBe(303);
+    expect(after.headers.get('location')).toBe('/dashboard/sign-in');
+    expect((await admin.get('/dashboard/team')).body).not.toContain('max@works.test');
+  });
+
+  it('a withdrawn invitation, and one older than seven days, no longer opens', async () => {
+    const withdrawn = new URL(shown(await admin.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'eve@works.test', '/role': 'member' }), 'invitation-link')).pathname;
+    const team = await admin.get('/dashboard/team');
+    const invitationId = /\/dashboard\/team\/invitations\/(inv-[0-9a-z]+)\/withdraw/.exec(team.body)![1]!;
+    expect((await admin.post(`/dashboard/team/invitations/${invitationId}/withdraw`, {}, { csrfFrom: team.body })).status).toBe(303);
+    const closed = await new DashboardClient(app.baseUrl).get(withdrawn);
+    expect(closed.status).toBe(422);
+    expect(closed.body).toContain('was withdrawn');
+
+    const expiring = new URL(shown(await admin.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'zoe@works.test', '/role': 'member' }), 'invitation-link')).pathname;
+    clock.advance(7 * 24 * 3600_000 - 60_000);
+    expect((await new DashboardClient(app.baseUrl).get(expiring)).status).toBe(200);
+    clock.advance(60_000);
+    const expired = await new DashboardClient(app.baseUrl).get(expiring);
+    expect(expired.status).toBe(422);
+    expect(expired.body).toContain('has expired (invitations are valid for 7 days)');
+  });
+});
