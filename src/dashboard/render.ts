@@ -18,6 +18,13 @@ export const fmt = {
   money: (value: number | null | undefined, currency = ''): string =>
     value === null || value === undefined ? '—' : `${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}${currency ? ` ${currency}` : ''}`,
   percent: (value: number | null | undefined): string => (value === null || value === undefined ? '—' : `${value} %`),
+  /** A decision reason's figure in its unit: `29.201 %`, `720 points`, `350,000.00 USD`. */
+  measure: (value: number | null | undefined, unit: string | null | undefined): string => {
+    if (value === null || value === undefined) return '—';
+    if (unit === 'percent') return fmt.percent(value);
+    if (unit && /^[A-Z]{3}$/.test(unit)) return fmt.money(value, unit);
+    return unit ? `${value} ${unit}` : String(value);
+  },
   /** An id for the element of a field named by a pointer (`/baseRates/0/rate` → `f-baseRates-0-rate`). */
   id: (name: string): string => `f${name.replace(/[^A-Za-z0-9_-]/g, '-')}`,
 };
