@@ -4,7 +4,8 @@
  * webhook at a local receiver → send a test event → the receiver verifies it with standardwebhooks
  * and the delivery shows in the log → create an application through the API → find it in the
  * dashboard with its decision → download a CSV export → invite a member → the member cannot open
- * admin pages (403) → sign out. Every page is checked with axe-core (no serious or critical
+ * admin pages (403) → sign out. On the way: the overview's curl command is run, the copy button
+ * is clicked, a document is downloaded. Every page is checked with axe-core (no serious or critical
  * violation) and watched for CSP violations; the main pages are photographed into docs/screenshots/.
  */
 import { readFile } from 'node:fs/promises';
@@ -44,7 +45,8 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     dispatcher = new WebhookDispatcher(app.ctx).start();
     receiver = await startReceiver();
     browser = await launchChromium();
-    admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // Clipboard access, so the copy buttons (a script from this origin, under the strict CSP) can be checked.
+    admin = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     page = await admin.newPage();
     watchCsp(page, cspViolations);
   }, 60_000);
@@ -74,7 +76,16 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     await audit('overview after sign-up');
     const firstKey = (await page.locator('#new-key').textContent())!.trim();
     expect(firstKey).toMatch(/^mos_live_/);
-    expect(await page.locator('#first-curl').textContent()).toContain(`${app.baseUrl}/v1/account`);
+    await screenshot(page, 'overview');
+    // The overview's curl command, run as the newcomer would paste it: the first API call.
+    const curl = (await page.locator('#first-curl').textContent())!.trim();
+    const [, header, url] = /^curl -H "([^"]+)" (\S+)$/.exec(curl)!;
+    expect(header).toBe(`Authorization: Bearer ${firstKey}`);
+    expect(url).toBe(`${app.baseUrl}/v1/account`);
+    const firstCall = await fetch(url!, { headers: { Authorization: header!.slice('Authorization: '.length) } });
+    expect(firstCall.status).toBe(200);
+    expect(((await firstCall.json()) as { name: string }).name).toBe('Harbor Lending');
+    expect(await page.locator('main a[href="/docs"]').count()).toBeGreaterThan(0);
 
     // Create a key and call the API with it.
     await open('/dashboard/api-keys', 'api keys');
@@ -85,6 +96,11 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     await page.getByRole('heading', { name: 'API key created' }).waitFor();
     await audit('api key created');
     const apiKey = (await page.locator('#api-key-secret').textContent())!.trim();
+    // The copy button beside the secret works (its script is a file of this origin: the CSP allows no inline script).
+    const copy = page.locator('button[data-copy="api-key-secret"]');
+    await copy.click();
+    await page.getByRole('button', { name: 'Copied' }).first().waitFor();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(apiKey);
     const account = await fetch(`${app.baseUrl}/v1/account`, { headers: { Authorization: `Bearer ${apiKey}` } });
     expect(account.status).toBe(200);
     expect(((await account.json()) as { name: string }).name).toBe('Harbor Lending');
@@ -135,6 +151,10 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     const { mortgageId } = (await created.json()) as { mortgageId: string };
     const submitted = await fetch(`${app.baseUrl}/v1/applications/${mortgageId}/submit`, { method: 'POST', headers });
     expect(((await submitted.json()) as { status: string }).status).toBe('approved');
+    const proof = new FormData();
+    proof.set('documentType', 'income_proof');
+    proof.set('file', new File([Buffer.from('%PDF-1.4\n%%EOF\n')], 'payslip-2026-10.pdf', { type: 'application/pdf' }));
+    expect((await fetch(`${app.baseUrl}/v1/applications/${mortgageId}/documents`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}` }, body: proof })).status).toBe(201);
     await open('/dashboard/applications', 'applications');
     await page.getByLabel('Status').selectOption('approved');
     await page.getByRole('button', { name: 'Filter' }).click();
@@ -145,6 +165,8 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     await audit('application');
     expect(await page.locator('main').textContent()).toMatch(/approved\s+by\s+the underwriting rules/);
     for (const rule of ['debt_to_income', 'loan_to_value', 'credit_score', 'loan_amount']) expect(await page.locator('main').textContent()).toContain(rule);
+    const [document] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'payslip-2026-10.pdf' }).click()]);
+    expect(await readFile((await document.path())!, 'utf8')).toBe('%PDF-1.4\n%%EOF\n');
     await screenshot(page, 'application', { fullPage: true });
 
     // Switch to test data: marked on every page, the live application not there; then back.
@@ -221,7 +243,6 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     await memberContext.close();
 
     await open('/dashboard', 'overview');
-    await screenshot(page, 'overview');
 
     expect(violations).toEqual([]);
     expect(cspViolations).toEqual([]);
