@@ -5,7 +5,7 @@
  * and the delivery shows in the log → create an application through the API → find it in the
  * dashboard with its decision → download a CSV export → invite a member → the member cannot open
  * admin pages (403) → sign out. On the way: the overview's curl command is run, the copy button
- * is clicked, a document is downloaded. Every page is checked with axe-core (no serious or critical
+ * is clicked, a document is downloaded, and the member signs in and out by keyboard alone. Every page is checked with axe-core (no serious or critical
  * violation) and watched for CSP violations; the main pages are photographed into docs/screenshots/.
  */
 import { readFile } from 'node:fs/promises';
@@ -240,6 +240,23 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     await audit('signed out', member);
     await member.goto(`${app.baseUrl}/dashboard/api-keys`);
     expect(member.url()).toBe(`${app.baseUrl}/dashboard/sign-in`);
+
+    // By keyboard alone: Tab to the fields, type, Enter to sign in; Tab to Sign out, Enter.
+    const focused = () => member.evaluate<string>("document.activeElement?.id || document.activeElement?.textContent?.trim() || ''");
+    async function tabTo(target: string): Promise<void> {
+      for (let i = 0; i < 30 && (await focused()) !== target; i++) await member.keyboard.press('Tab');
+      expect(await focused()).toBe(target);
+    }
+    await tabTo('f-email');
+    await member.keyboard.type('max@harbor.test');
+    await member.keyboard.press('Tab');
+    expect(await focused()).toBe('f-password');
+    await member.keyboard.type('another long passphrase');
+    await member.keyboard.press('Enter');
+    await member.getByRole('heading', { name: 'Harbor Lending' }).waitFor();
+    await tabTo('Sign out');
+    await member.keyboard.press('Enter');
+    await member.getByText('You are signed out.').waitFor();
     await memberContext.close();
 
     await open('/dashboard', 'overview');
