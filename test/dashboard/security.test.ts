@@ -71,6 +71,26 @@ describe('headers', () => {
   });
 });
 
+describe('forms password managers understand', () => {
+  /** The autocomplete value of the input a label names, from the page's HTML. */
+  function autocompleteOf(html: string, label: string): string | undefined {
+    const id = new RegExp(`<label for="([^"]+)"[^>]*>${label}</label>`).exec(html)?.[1];
+    return id ? new RegExp(`<input [^>]*id="${id}"[^>]*autocomplete="([^"]+)"`).exec(html)?.[1] : undefined;
+  }
+
+  it('sign-up, sign-in and an invitation label every field and say organization, email, new-password or current-password', async () => {
+    const visitor = new DashboardClient(app.baseUrl);
+    const signUp = (await visitor.get('/dashboard/sign-up')).body;
+    expect([autocompleteOf(signUp, 'Organisation name'), autocompleteOf(signUp, 'Work email'), autocompleteOf(signUp, 'Password')]).toEqual(['organization', 'email', 'new-password']);
+    const signIn = (await visitor.get('/dashboard/sign-in')).body;
+    expect([autocompleteOf(signIn, 'Email'), autocompleteOf(signIn, 'Password')]).toEqual(['email', 'current-password']);
+    const invited = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'form@alice.test', '/role': 'member' });
+    const invitation = (await visitor.get(new URL(/id="invitation-link">([^<]+)</.exec(invited.body)![1]!).pathname)).body;
+    // The invitation's email is the account name a password manager stores the new password under.
+    expect([autocompleteOf(invitation, 'Email'), autocompleteOf(invitation, 'Password')]).toEqual(['username', 'new-password']);
+  });
+});
+
 describe('CSRF', () => {
   it('a POST without a CSRF token gets 403 and changes nothing', async () => {
     const before = await keyCount(alice);
