@@ -80,6 +80,14 @@ export function dereference<T>(document: T): T {
 }
 
 /**
+ * How request bodies are checked against the spec, wherever they come from (the API's edge, the
+ * dashboard's forms): every error reported, with its schema (`verbose`: a message names the
+ * value's `x-unit`), and the schema's defaults filled in, so both give the same words and the use
+ * cases get the same body.
+ */
+export const REQUEST_VALIDATION_OPTIONS = { strict: false, allErrors: true, verbose: true, useDefaults: true } as const satisfies Options;
+
+/**
  * An Ajv for the spec's schemas: 2020-12, ajv-formats, and the OpenAPI formats. `strict` is off
  * unless `options` turn it on (the spec's schemas carry OpenAPI keywords such as `example`).
  * Usable as openapi-backend's `customizeAjv: (_ajv, options) => createAjv(options)`.

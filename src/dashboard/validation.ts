@@ -6,7 +6,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OperationId } from '../contract/handlers.ts';
-import { createAjv, loadBundledSpec } from '../contract/spec.ts';
+import { createAjv, loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import { throwIfIssues, type FieldIssue } from '../errors.ts';
 import { boundValidators } from '../http/boundedValidation.ts';
 import { validationIssues } from '../http/validationProblem.ts';
@@ -20,7 +20,7 @@ interface SpecOperation {
 let operations: Map<string, SpecOperation> | undefined;
 let schemas: Map<string, unknown> | undefined;
 const validators = new Map<string, ValidateFunction>();
-const ajv = boundValidators(createAjv({ allErrors: true, strict: false }));
+const ajv = boundValidators(createAjv({ ...REQUEST_VALIDATION_OPTIONS }));
 
 function specOperations(): Map<string, SpecOperation> {
   if (operations) return operations;

@@ -10,7 +10,7 @@ import type { Context, Middleware } from 'koa';
 import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../context.ts';
-import { createAjv, loadBundledSpec } from '../contract/spec.ts';
+import { createAjv, loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
@@ -58,7 +58,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     // an operation's first request (tens of milliseconds, once).
     quick: true,
     coerceTypes: true,
-    ajvOpts: { strict: false, allErrors: true, verbose: true, useDefaults: true },
+    ajvOpts: { ...REQUEST_VALIDATION_OPTIONS },
     customizeAjv: (_ajv, ajvOpts) => boundValidators(createAjv(ajvOpts)) as never,
   });
 
