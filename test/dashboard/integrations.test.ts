@@ -234,6 +234,66 @@ describe('an application', () => {
   });
 });
 
+/** The fields a form of the page sends as they stand (text values, ticked checkboxes, hidden fields), as a browser would. */
+function formFields(html: string, action: string): Array<[string, string]> {
+  const form = new RegExp(`<form method="post" action="${action}"[^>]*>([\\s\\S]*?)</form>`).exec(html)![1]!;
+  const fields: Array<[string, string]> = [];
+  for (const [input] of form.matchAll(/<input [^>]*>/g)) {
+    const name = /name="([^"]+)"/.exec(input)?.[1];
+    if (!name || name === '_csrf' || (/type="checkbox"/.test(input) && !/ checked/.test(input))) continue;
+    fields.push([name, (/value="([^"]*)"/.exec(input)?.[1] ?? '').replaceAll('&amp;', '&')]);
+  }
+  return fields;
+}
+
+function post(client: DashboardClient, action: string, fields: Array<[string, string]>, page: string): Promise<PageResponse> {
+  const grouped: Record<string, string[]> = {};
+  for (const [name, value] of fields) (grouped[name] ??= []).push(value);
+  return client.post(action, grouped, { csrfFrom: page });
+}
+
+describe('settings and quotes', () => {
+  it('the rate sheet and the underwriting rules saved from their forms are what the API answers; quotes follow the sheet', async () => {
+    const page = await admin.get('/dashboard/settings');
+    const sheet = formFields(page.body, '/dashboard/settings/pricing').map(([name, value]): [string, string] => [name, name === '/originationFeePercent' ? '1.5' : value]);
+    expect((await post(admin, '/dashboard/settings/pricing', sheet, page.body)).status).toBe(303);
+    const { data: pricing } = await api.GET('/v1/pricing');
+    expect(pricing!.isDefault).toBe(false);
+    expect(pricing!.rateSheet.originationFeePercent).toBe(1.5);
+
+    const rules = formFields(page.body, '/dashboard/settings/underwriting').map(([name, value]): [string, string] => [name, name === '/debtToIncome/approveAtMost' ? '40' : value]);
+    expect((await post(admin, '/dashboard/settings/underwriting', rules, page.body)).status).toBe(303);
+    expect((await api.GET('/v1/underwriting')).data!.debtToIncome.approveAtMost).toBe(40);
+
+    // A value the API refuses: its message beside the field, nothing saved.
+    const refused = await post(admin, '/dashboard/settings/underwriting', rules.map(([n, v]): [string, string] => [n, n === '/debtToIncome/referAtMost' ? '30' : v]), page.body);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatch(/id="f-debtToIncome-(approveAtMost|referAtMost)-error" class="field-error">[^<]+</);
+    expect((await api.GET('/v1/underwriting')).data!.debtToIncome.referAtMost).not.toBe(30);
+  });
+
+  it('the calculator shows what POST /v1/quotes prices, and the API\'s message beside a field it refuses', async () => {
+    const query = { amount: 350000, term: 30, propertyValue: 450000, creditScore: 720 };
+    const page = await admin.get(`/dashboard/quotes?amount=${query.amount}&term=${query.term}&propertyValue=${query.propertyValue}&creditScore=${query.creditScore}`);
+    expect(page.status).toBe(200);
+    const { data: quote } = await api.POST('/v1/quotes', { body: query });
+    const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    expect(page.body).toContain(`Monthly payment ${money(quote!.monthlyPayment)} ${quote!.currency}`);
+    expect(page.body).toContain(`<dt>APR</dt><dd>${quote!.apr} %</dd>`);
+    expect(page.body).toContain(`<dt>Total of payments</dt><dd>${money(quote!.totalOfPayments)} ${quote!.currency}</dd>`);
+    for (const fee of quote!.fees) expect(page.body).toContain(`<code>${fee.name}</code></td><td class="number">${money(fee.amount)}</td>`);
+    expect(page.body).toContain(`Amortization schedule (${quote!.numberOfPayments} payments)`);
+
+    const refused = await admin.get('/dashboard/quotes?amount=350000&term=360');
+    expect(refused.status).toBe(400);
+    const { error } = await api.POST('/v1/quotes', { body: { amount: 350000, term: 360 } });
+    const apiIssue = (error as { errors: Array<{ pointer: string; message: string }> }).errors[0]!;
+    expect(apiIssue.pointer).toBe('/term');
+    const escaped = apiIssue.message.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+    expect(refused.body).toContain(`id="f-term-error" class="field-error">${escaped}</small>`);
+  });
+});
+
 describe('the team', () => {
   const userIdOf = (team: PageResponse, email: string) => new RegExp(`${email.replace('.', '\\.')}[^]*?/dashboard/team/users/(usr-[0-9a-z]+)/role`).exec(team.body)![1]!;
 
