@@ -260,6 +260,8 @@ describe('settings and quotes', () => {
     const { data: pricing } = await api.GET('/v1/pricing');
     expect(pricing!.isDefault).toBe(false);
     expect(pricing!.rateSheet.originationFeePercent).toBe(1.5);
+    const { data: priced } = await api.POST('/v1/quotes', { body: { amount: 200000, term: 30 } });
+    expect(priced!.fees.find((fee) => fee.name === 'origination')!.amount).toBe(3000);
 
     const rules = formFields(page.body, '/dashboard/settings/underwriting').map(([name, value]): [string, string] => [name, name === '/debtToIncome/approveAtMost' ? '40' : value]);
     expect((await post(admin, '/dashboard/settings/underwriting', rules, page.body)).status).toBe(303);
