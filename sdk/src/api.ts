@@ -1029,6 +1029,7 @@ export interface components {
              *     | `bank_partner_invalid_response` | 502 | `verifyBankDetails`: the bank partner answered outside its contract |
              *     | `test_bank_disabled` | 503 | `createTestBankToken`: the operator turned the test-mode sandbox bank off |
              *     | `storage_unavailable` | 503 | every operation that writes: the disk refused a write; reads still answer, and it heals by itself |
+             *     | `database_unavailable` | 503 | every operation, on PostgreSQL only: the database cannot be reached (down, restarting, out of connections); retry after `Retry-After` |
              * @example validation_failed
              */
             code: string;
@@ -3084,9 +3085,28 @@ export interface components {
             };
         };
         /**
-         * @description The service cannot store changes right now (its disk refused a write); nothing was changed and
-         *     reads still answer. It heals by itself: retry after `Retry-After` seconds (a `POST` with the same
-         *     `Idempotency-Key`, so that it takes effect at most once).
+         * @description The service cannot reach its database right now (a deployment on PostgreSQL whose server is down,
+         *     restarting or out of connections); nothing was read or changed. Retry after `Retry-After`
+         *     seconds. The embedded engine never answers this.
+         */
+        DatabaseUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The service cannot store changes right now; `code` says why: `storage_unavailable` (the embedded
+         *     engine's disk refused a write; nothing was changed, reads still answer, and it heals by itself)
+         *     or `database_unavailable` (a deployment on PostgreSQL cannot reach its database). Retry after
+         *     `Retry-After` seconds, a `POST` with the same `Idempotency-Key`, so that it takes effect at most
+         *     once.
          */
         ServiceUnavailable: {
             headers: {
@@ -3442,6 +3462,7 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
@@ -3497,6 +3518,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listApiKeys: {
@@ -3536,6 +3558,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createApiKey: {
@@ -3720,6 +3743,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getQuoteSchedule: {
@@ -3755,6 +3779,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getPricing: {
@@ -3783,6 +3808,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updatePricing: {
@@ -3858,6 +3884,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createWebhook: {
@@ -3942,6 +3969,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     deleteWebhook: {
@@ -4173,6 +4201,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     retryWebhookDelivery: {
@@ -4340,6 +4369,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEvent: {
@@ -4374,6 +4404,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listApplications: {
@@ -4417,6 +4448,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createApplication: {
@@ -4500,6 +4532,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateApplication: {
@@ -4801,6 +4834,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     uploadDocument: {
@@ -4909,6 +4943,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getUnderwritingRules: {
@@ -4937,6 +4972,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     updateUnderwritingRules: {
@@ -5044,6 +5080,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listExportFormats: {
@@ -5082,6 +5119,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createExportFormat: {
@@ -5166,6 +5204,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     replaceExportFormat: {
@@ -5342,8 +5381,9 @@ export interface operations {
             500: components["responses"]["InternalError"];
             /**
              * @description The service cannot issue the token now; `code` says why: `storage_unavailable` (the
-             *     disk refused a write) or `test_bank_disabled` (the operator turned the test-mode sandbox
-             *     bank off). `Retry-After` says when to try again.
+             *     disk refused a write), `database_unavailable` (a deployment on PostgreSQL cannot reach its
+             *     database) or `test_bank_disabled` (the operator turned the test-mode sandbox bank off).
+             *     `Retry-After` says when to try again.
              */
             503: {
                 headers: {

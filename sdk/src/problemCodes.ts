@@ -65,6 +65,7 @@ export const PROBLEM_CODES = {
   bank_partner_invalid_response: 502,
   test_bank_disabled: 503,
   storage_unavailable: 503,
+  database_unavailable: 503,
 } as const;
 
 export type KnownProblemCode = keyof typeof PROBLEM_CODES;

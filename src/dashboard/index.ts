@@ -11,6 +11,7 @@ import { fail, isAppError } from '../errors.ts';
 import { resumeSession, signInLimits } from '../services/sessions.ts';
 import { assetRoutes, isAssetPath } from './assets.ts';
 import { DashboardFormTooLarge, readForm } from './forms.ts';
+import { storeUnavailability } from '../http/storeUnavailability.ts';
 import { SignInRequired, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
@@ -71,6 +72,8 @@ export function dashboard(ctx: AppContext): Middleware {
         koa.redirect('/dashboard/sign-in');
         return;
       }
+      // A store that cannot serve now is the same 503 the API answers, with its Retry-After.
+      err = storeUnavailability(err) ?? err;
       const status = err instanceof DashboardFormTooLarge ? 413 : isAppError(err) ? statusOf(err) : 500;
       if (status >= 500) ctx.log.error({ err, requestId: koa.state.requestId, path: koa.path }, 'dashboard page failed');
       const message = err instanceof DashboardFormTooLarge ? err.message : isAppError(err) && status < 500 ? err.detail : 'Something went wrong on our side; try again in a moment.';

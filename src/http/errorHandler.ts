@@ -4,10 +4,10 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from '../log.ts';
-import { fail, isAppError } from '../errors.ts';
-import { StorageUnavailableError } from '../store/engine/errors.ts';
+import { isAppError } from '../errors.ts';
 import { closeAfterResponse } from './lingeringClose.ts';
 import { ApiProblem, isApiProblem, problemBody, problemOf, problems } from './problem.ts';
+import { storeUnavailability } from './storeUnavailability.ts';
 
 /** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
 interface HttpError extends Error {
@@ -23,16 +23,8 @@ interface HttpError extends Error {
 export function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
   if (isAppError(err)) return problemOf(err);
-  // The disk refused a write: the store is degraded and heals by itself (reads still answer).
-  if (err instanceof StorageUnavailableError) {
-    return problemOf(
-      fail.unavailable(
-        'storage_unavailable',
-        'The service cannot store changes right now (its disk refused a write); nothing was changed. Reads still work. Retry after the Retry-After delay.',
-        err.retryAfterSeconds,
-      ),
-    );
-  }
+  const unavailable = storeUnavailability(err);
+  if (unavailable) return problemOf(unavailable);
   // A path such as /v1/applications/%ZZ cannot be decoded to match a route.
   if (err instanceof URIError) return problems.badRequest('malformed_path', 'The request path has an invalid percent-encoding.');
   const e = err as HttpError;

@@ -57,6 +57,7 @@ const TITLE_OF_CODE: Record<string, string> = {
   bank_partner_unavailable: 'The bank partner is unavailable',
   verification_attempts_exceeded: 'Too many failed verifications',
   storage_unavailable: 'Storage unavailable',
+  database_unavailable: 'Database unavailable',
   bank_token_failures_exceeded: 'Too many failed bank token checks',
   bank_partner_refusals_exceeded: 'Too many tokens refused by the bank partner',
 };

@@ -4,7 +4,9 @@
  * shuts an instance down cleanly (exit 0, the pool closed).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
+import { createAccountWithCli, eventually, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
+import pg from 'pg';
+import { PG_ADMIN_URL } from '../../scripts/lib/pgDatabase.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -12,7 +14,7 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
 });
 
-async function instance(): Promise<{ service: ServiceProcess; database: TempDatabase }> {
+async function instance(): Promise<{ service: ServiceProcess; database: TempDatabase; dataDir: string }> {
   const database = await testDatabase();
   cleanups.push(() => database.drop());
   const dir = await tempDataDir('mos-health-');
@@ -21,7 +23,7 @@ async function instance(): Promise<{ service: ServiceProcess; database: TempData
   cleanups.push(async () => {
     if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
   });
-  return { service, database };
+  return { service, database, dataDir: dir.dataDir };
 }
 
 const status = async (service: ServiceProcess, path: string) => (await fetch(`${service.baseUrl}${path}`)).status;
@@ -33,6 +35,63 @@ describe('health checks and shutdown on PostgreSQL', () => {
     await database.drop(); // its connections are ended, and none can be made again
     await eventually(async () => (await status(service, '/readyz')) === 503, 10_000, 100);
     expect(await status(service, '/healthz')).toBe(200);
+  });
+
+  it('while the database cannot be reached, reads, writes and dashboard pages answer 503 database_unavailable with Retry-After, never 500', async () => {
+    const { service, database, dataDir } = await instance();
+    const { apiKey } = await createAccountWithCli(dataDir, 'Outage Lending', 'ops@outage.test', { DATABASE_URL: database.url });
+    const auth = { Authorization: `Bearer ${apiKey}` };
+    expect((await fetch(`${service.baseUrl}/v1/applications`, { headers: auth })).status).toBe(200);
+    await database.drop();
+
+    const answers = [
+      await fetch(`${service.baseUrl}/v1/applications`, { headers: auth }),
+      await fetch(`${service.baseUrl}/v1/quotes`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json', 'Idempotency-Key': 'outage-1' },
+        body: JSON.stringify({ amount: 350000, term: 30 }),
+      }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('content-type')).toBe('application/problem+json');
+      expect(answer.headers.get('retry-after')).toBe('5');
+      expect(await answer.json()).toMatchObject({ status: 503, code: 'database_unavailable', title: 'Database unavailable' });
+    }
+    // A page behind a session cookie looks the session up in the database: its error page says 503 too.
+    const page = await fetch(`${service.baseUrl}/dashboard`, { headers: { Cookie: 'mos_session=any-session-id' }, redirect: 'manual' });
+    expect(page.status).toBe(503);
+    expect(page.headers.get('retry-after')).toBe('5');
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('an instance survives the database ending every connection of its (a restart, a failover) under traffic, and serves again', async () => {
+    const { service, database, dataDir } = await instance();
+    const { apiKey } = await createAccountWithCli(dataDir, 'Restart Lending', 'ops@restart.test', { DATABASE_URL: database.url });
+    const auth = { Authorization: `Bearer ${apiKey}` };
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      // Requests in flight while the server ends the pool's and the LISTEN connection, three times over.
+      let stop = false;
+      const statuses: number[] = [];
+      const traffic = (async () => {
+        while (!stop) statuses.push((await fetch(`${service.baseUrl}/v1/applications`, { headers: auth })).status);
+      })();
+      for (let round = 0; round < 3; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database.name]);
+      }
+      stop = true;
+      await traffic;
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]); // never a 500
+    } finally {
+      await admin.end();
+    }
+    expect(service.child.exitCode).toBeNull();
+    await eventually(async () => (await fetch(`${service.baseUrl}/v1/applications`, { headers: auth })).status === 200, 10_000, 100);
+    expect(await status(service, '/readyz')).toBe(200);
   });
 
   it('SIGTERM ends an instance cleanly: exit code 0 after the store is closed', async () => {

@@ -27,6 +27,21 @@ export class StorageUnavailableError extends StoreUnavailableError {
   }
 }
 
+/**
+ * PostgreSQL: the database cannot be reached, or it ended the connection (the server is down or
+ * restarting, out of connections, the network failed). The instance stays up and `GET /readyz`
+ * says not ready meanwhile; the HTTP edge maps it to 503 `database_unavailable` with
+ * `Retry-After: retryAfterSeconds`, since the caller can do nothing but try again later.
+ */
+export class DatabaseUnavailableError extends StoreUnavailableError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DatabaseUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** A file operation in the data directory failed; the message names the file and the reason. */
 export class StorageWriteError extends Error {
   readonly path: string;
@@ -89,6 +104,27 @@ function messageOf(err: unknown): string {
 
 function codeOf(err: unknown): unknown {
   return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+}
+
+/** Socket errors of a connection to the database server. */
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** SQLSTATEs that say the server or the session is gone, not that the statement was wrong. */
+const CONNECTION_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: the server is stopping, or the session was terminated
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or in recovery
+  '53300', // too_many_connections
+]);
+
+/**
+ * True when a PostgreSQL driver error means the connection to the database failed (class 08, a
+ * shutdown, no connection slots, a socket error, node-postgres's own "Connection terminated"),
+ * as opposed to an error of the statement itself.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  const code = codeOf(err);
+  if (typeof code === 'string' && (code.startsWith('08') || CONNECTION_SQLSTATES.has(code) || CONNECTION_ERRNOS.has(code))) return true;
+  return /^Connection terminated|^connection timeout|Client has encountered a connection error/i.test(messageOf(err));
 }
 
 /** True when `err` is a unique / primary-key constraint violation (SQLite or PostgreSQL). */

@@ -18,7 +18,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { StoreUnavailableError } from '../engine/errors.ts';
+import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../engine/errors.ts';
 import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
 import type { SecretKeyring } from '../engine/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
@@ -75,6 +75,8 @@ const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.met
 const MIGRATION_LOCK_KEY = 727_274_13;
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 3;
+/** What a caller refused for an unreachable database is told to wait before trying again. */
+const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
 const PREPARED_LIMIT = 500;
 
 function isPureRead(sql: string): boolean {
@@ -184,11 +186,38 @@ class PgEngine implements PgStore {
     try {
       const client = await this.pool.connect();
       this.reachable = true;
+      this.guardWhileLent(client);
       return client;
     } catch (err) {
       this.reachable = false;
-      throw new StoreUnavailableError(`the database is unreachable: ${(err as Error).message}`, { cause: err });
+      throw new DatabaseUnavailableError(`the database is unreachable: ${(err as Error).message}`, UNREACHABLE_RETRY_AFTER_SECONDS, { cause: err });
     }
+  }
+
+  /**
+   * pg-pool takes its own 'error' listener off a client while it is lent out, so a connection the
+   * server ends between two statements (a restart, a failover, pg_terminate_backend) would crash
+   * the process with an unhandled 'error' event. With this listener the statement in flight, or
+   * the next one, fails instead, and the release that follows discards the connection.
+   */
+  private guardWhileLent(client: pg.PoolClient): void {
+    const onError = (err: Error) => {
+      this.reachable = false;
+      this.log('warn', 'database connection failed while in use', { err: err.message });
+    };
+    client.on('error', onError);
+    const release = client.release;
+    client.release = (err?: Error | boolean) => {
+      client.removeListener('error', onError);
+      return release.call(client, err);
+    };
+  }
+
+  /** A statement's error as callers should see it: a lost connection is the database being unavailable, not a fault of the request. */
+  private failure(err: unknown): unknown {
+    if (err instanceof StoreUnavailableError || !isConnectionFailure(err)) return err;
+    this.reachable = false;
+    return new DatabaseUnavailableError(`the database connection failed: ${(err as Error).message}`, UNREACHABLE_RETRY_AFTER_SECONDS, { cause: err });
   }
 
   // ---- Store ---------------------------------------------------------------------------
@@ -215,7 +244,7 @@ class PgEngine implements PgStore {
           this.log('info', 'transaction retried', { code, attempt });
           continue;
         }
-        throw err;
+        throw this.failure(err);
       } finally {
         client.release(broken);
       }
@@ -236,7 +265,7 @@ class PgEngine implements PgStore {
     } catch (err) {
       finish();
       await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
-      throw err;
+      throw this.failure(err);
     } finally {
       client.release(broken);
     }
@@ -261,7 +290,7 @@ class PgEngine implements PgStore {
       }
     } catch (err) {
       broken = err as Error;
-      throw err;
+      throw this.failure(err);
     } finally {
       finish();
       if (open) {
