@@ -67,6 +67,12 @@ export interface DashboardConfig {
   signInFailuresPerEmailPerMinute: number;
   /** DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: the same per client address (an IPv6 client by its /64; default 20; 0: no limit). */
   signInFailuresPerAddressPerMinute: number;
+  /**
+   * DASHBOARD_SIGN_UPS_PER_ADDRESS_PER_MINUTE: sign-up attempts a minute per client address (an IPv6
+   * client by its /64; default 5; 0: no limit). Each runs a memory-hard password hash and may open
+   * an account, so it is counted whether it succeeds or not.
+   */
+  signUpsPerAddressPerMinute: number;
 }
 
 /** Where the key that seals secrets at rest comes from. */
@@ -262,6 +268,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sessionAbsoluteHours: integer(env, 'DASHBOARD_SESSION_ABSOLUTE_HOURS', 8, 1, 30 * 24, problems),
     signInFailuresPerEmailPerMinute: integer(env, 'DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE', 5, 0, 1_000_000, problems),
     signInFailuresPerAddressPerMinute: integer(env, 'DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE', 20, 0, 1_000_000, problems),
+    signUpsPerAddressPerMinute: integer(env, 'DASHBOARD_SIGN_UPS_PER_ADDRESS_PER_MINUTE', 5, 0, 1_000_000, problems),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

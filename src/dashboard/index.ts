@@ -9,6 +9,7 @@ import type { Middleware } from 'koa';
 import type { AppContext } from '../context.ts';
 import { fail, isAppError } from '../errors.ts';
 import { resumeSession, signInLimits } from '../services/sessions.ts';
+import { signUpLimit } from '../services/users.ts';
 import { assetRoutes, isAssetPath } from './assets.ts';
 import { DashboardFormTooLarge, readForm } from './forms.ts';
 import { storeUnavailability } from '../http/storeUnavailability.ts';
@@ -31,7 +32,7 @@ export function dashboard(ctx: AppContext): Middleware {
   const router = new Router({ prefix: '/dashboard' });
   const names = () => cookieNames(ctx.config.publicBaseUrl);
   assetRoutes(router);
-  authRoutes(router, ctx, { limits: signInLimits(ctx), names });
+  authRoutes(router, ctx, { limits: { ...signInLimits(ctx), signUps: signUpLimit(ctx) }, names });
   overviewRoutes(router, ctx);
   environmentRoutes(router, ctx);
   apiKeyRoutes(router, ctx);

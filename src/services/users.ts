@@ -10,6 +10,8 @@ import { INVITATION_VALIDITY_MS, invitationClosedReason } from '../domain/users/
 import { passwordIssue } from '../domain/users/password.ts';
 import { AppError, fail, throwIfIssues, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { clientAddressKey } from '../domain/limits/clientAddress.ts';
+import { attemptLimiter, type AttemptLimiter } from './rateLimits.ts';
 import { lockAccount, type AccountRecord } from '../store/accounts.ts';
 import {
   findInvitationByTokenHash,
@@ -57,11 +59,26 @@ export interface SignedUp {
   firstKey: CreatedApiKey;
 }
 
+/** The sign-up limit of this process (its counts are shared by every instance on PostgreSQL). */
+export function signUpLimit(ctx: AppContext): AttemptLimiter {
+  return attemptLimiter(ctx, ctx.config.dashboard.signUpsPerAddressPerMinute);
+}
+
 /**
  * A new account (opened by the same use case as the operator's `account create`) whose first user
  * is its admin, in one transaction. 400 with pointers `/name`, `/email`, `/password`; 409 `email_taken`.
+ * Every attempt counts against the client's address first, succeeded or not (each costs a
+ * memory-hard hash and may open an account): past the limit, 429 `sign_up_rate_limited`.
  */
-export async function signUp(ctx: AppContext, input: { name: string; email: string; password: string }): Promise<SignedUp> {
+export async function signUp(
+  ctx: AppContext,
+  limit: AttemptLimiter,
+  input: { name: string; email: string; password: string; clientAddress: string | undefined },
+): Promise<SignedUp> {
+  const attempt = await limit.take(`sign-up:address:${clientAddressKey(input.clientAddress)}`);
+  if (!attempt.allowed) {
+    throw fail.rateLimited('sign_up_rate_limited', `Too many sign-ups from your address; try again in ${attempt.retryAfterSeconds} seconds.`, attempt.retryAfterSeconds);
+  }
   const email = normalizeEmail(input.email);
   const password = passwordIssue(input.password);
   throwIfIssues(password ? [{ pointer: '/password', message: password }] : []);

@@ -35,6 +35,7 @@ beforeAll(async () => {
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE: '2',
       DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: '3',
+      DASHBOARD_SIGN_UPS_PER_ADDRESS_PER_MINUTE: '3',
     },
   });
   ({ client: alice } = await signUpWith(app.baseUrl, { name: 'Alice Lending', email: 'alice@alice.test', password: PASSWORD }));
@@ -305,6 +306,7 @@ describe('sessions', () => {
 
 describe('passwords', () => {
   it('must be 12 to 128 characters; the message is shown beside the field and nothing is made', async () => {
+    nextMinute(); // a minute of its own for the sign-up limit
     for (const password of ['x'.repeat(11), 'x'.repeat(129)]) {
       const client = new DashboardClient(app.baseUrl);
       const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { '/name': 'Short', '/email': 'short@short.test', '/password': password });
@@ -313,6 +315,33 @@ describe('passwords', () => {
       expect(response.body).not.toContain(password); // a password is never sent back
       expect(client.cookies.has('mos_session')).toBe(false);
     }
+  });
+});
+
+describe('sign-up rate limiting', () => {
+  async function signUpAttempt(fields: { name: string; email: string; password: string }) {
+    const client = new DashboardClient(app.baseUrl);
+    const before = scryptRuns.count;
+    const response = await client.submit('/dashboard/sign-up', '/dashboard/sign-up', { '/name': fields.name, '/email': fields.email, '/password': fields.password });
+    return { ...response, client, hashes: scryptRuns.count - before };
+  }
+
+  it('per address: every attempt counts, made or refused; past the limit 429 with Retry-After, no hash run and nothing made, until the minute ends', async () => {
+    nextMinute();
+    expect((await signUpAttempt({ name: 'Carol Credit', email: 'carol@carol.test', password: PASSWORD })).status).toBe(200);
+    expect((await signUpAttempt({ name: 'Short', email: 'short@short.test', password: 'too short' })).status).toBe(400);
+    expect((await signUpAttempt({ name: 'Alice Again', email: 'alice@alice.test', password: PASSWORD })).status).toBe(409);
+
+    const refused = await signUpAttempt({ name: 'Dave Direct', email: 'dave@dave.test', password: PASSWORD });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.body).toContain('Too many sign-ups from your address');
+    expect(refused.hashes).toBe(0);
+    expect(refused.client.cookies.has('mos_session')).toBe(false);
+
+    nextMinute();
+    // Dave's account was not made by the refused attempt: his email is still free.
+    expect((await signUpAttempt({ name: 'Dave Direct', email: 'dave@dave.test', password: PASSWORD })).status).toBe(200);
   });
 });
 

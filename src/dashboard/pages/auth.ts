@@ -6,6 +6,7 @@ import { isAppError } from '../../errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/users/password.ts';
 import { startSession, signIn, endSession, type ActiveSession, type SignInLimits } from '../../services/sessions.ts';
 import { acceptInvitation, findInvitation, signUp } from '../../services/users.ts';
+import type { AttemptLimiter } from '../../services/rateLimits.ts';
 import { ensureAnonymousCsrf, formErrors, formOf, redirect, stateOf, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { readCookie, setCookie, type CookieNames } from '../security.ts';
@@ -17,7 +18,7 @@ export const ANONYMOUS_FORMS = [/^\/dashboard\/sign-in$/, /^\/dashboard\/sign-up
 const PASSWORD_RULE = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters; any characters, spaces too.`;
 
 interface AuthOptions {
-  limits: SignInLimits;
+  limits: SignInLimits & { signUps: AttemptLimiter };
   names: () => CookieNames;
 }
 
@@ -50,16 +51,21 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     if (stateOf(koa).session) return redirect(koa, '/dashboard');
     const form = formOf(koa);
     try {
-      const { user, firstKey, account } = await signUp(ctx, {
+      const { user, firstKey, account } = await signUp(ctx, limits.signUps, {
         name: form.get('/name') ?? '',
         email: form.get('/email') ?? '',
         password: form.get('/password') ?? '',
+        clientAddress: koa.request.ip,
       });
       signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
       ctx.log.info({ accountId: account.accountId, userId: user.userId }, 'dashboard sign-up');
       // The first key's secret is in this response only (never stored): the overview shows it once.
       render(koa, 'overview', { ...(await overviewData(ctx, stateOf(koa).session!)), newKey: firstKey.apiKey, welcome: true });
     } catch (err) {
+      if (isAppError(err) && err.kind === 'rate_limited') {
+        if (err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
+        return signUpPage(koa, { values: submittedValues(form), message: err.detail }, 429);
+      }
       const shown = formErrors(err);
       if (!shown) throw err;
       signUpPage(koa, { values: submittedValues(form), errors: shown.fields, message: shown.message }, isAppError(err) && err.kind === 'conflict' ? 409 : 400);
