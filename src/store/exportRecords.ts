@@ -7,7 +7,10 @@
  * The latest bank verification of each application is read per batch, in the same `read`: one
  * range scan of `bank_verifications` over the batch's ids (index `(account_id, mortgage_id,
  * checked_at)`), the last row per application by `checked_at` (then id) winning. That costs a
- * fraction of a correlated subquery per row, since most applications have no verification.
+ * fraction of a correlated subquery per row, since most applications have no verification. The
+ * latest is picked here rather than by an ORDER BY: the index does not hold `id`, so ordering by
+ * it too made SQLite sort every batch's verifications in a temporary B-tree, which took more time
+ * than reading them.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -49,21 +52,20 @@ const DECIDED_AT = 13;
 const WITHDRAWN_AT = 14;
 const UPDATED_AT = 15;
 
-interface VerificationRow {
-  mortgage_id: string;
-  verified: number;
-  account_mask: string;
-  checked_at: string;
-}
+/** The columns of a verification, in the order VERIFICATIONS selects them. */
+const V_MORTGAGE_ID = 0;
+const V_VERIFIED = 1;
+const V_ACCOUNT_MASK = 2;
+const V_CHECKED_AT = 3;
+const V_ID = 4;
 
 const SELECT = `SELECT id, status, applicant_name, applicant_email, amount_cents, annual_income_cents, monthly_debts_cents,
   credit_score, term_years, property_value_cents, quote_id, created_at, submitted_at, decided_at, withdrawn_at, updated_at
 FROM applications
 WHERE account_id = ? AND id > ? AND id <= ?`;
 
-const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at FROM bank_verifications
-WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?
-ORDER BY mortgage_id, checked_at, id`;
+const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at, id FROM bank_verifications
+WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?`;
 
 /** Where the export stops, and the currency its amounts are in; read once when it begins. */
 export async function exportBounds(db: SqlExecutor, accountId: string): Promise<{ upToId: string | null; currency: string }> {
@@ -135,12 +137,23 @@ export async function* exportBatches(store: Store, query: ExportQuery, sizes: { 
   }
 }
 
+/** Whether a verification checked at `checkedAt` (id `id`) comes after one checked at `otherAt` (id `otherId`). */
+function later(checkedAt: string, id: string, otherAt: string, otherId: string): boolean {
+  return checkedAt > otherAt || (checkedAt === otherAt && id > otherId);
+}
+
 /** The records of `rows`, each with its application's latest bank verification (one range read). */
 async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlValue[][]): Promise<ExportSource[]> {
   if (rows.length === 0) return [];
-  const latest = new Map<string, VerificationRow>();
-  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]![ID]!, rows[rows.length - 1]![ID]!]);
-  for (const v of verifications) latest.set(v.mortgage_id, v); // ascending: the last one per application wins
+  const latest = new Map<string, SqlValue[]>();
+  for (const v of await db.values(VERIFICATIONS, [query.accountId, rows[0]![ID]!, rows[rows.length - 1]![ID]!])) {
+    const mortgageId = v[V_MORTGAGE_ID] as string;
+    const seen = latest.get(mortgageId);
+    // Timestamps are ISO 8601 UTC text of one length on both engines: compared as text, in time order.
+    if (seen === undefined || later(v[V_CHECKED_AT] as string, v[V_ID] as string, seen[V_CHECKED_AT] as string, seen[V_ID] as string)) {
+      latest.set(mortgageId, v);
+    }
+  }
   const currency = query.currency;
   const out: ExportSource[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
@@ -165,7 +178,10 @@ async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlV
       decidedAt: r[DECIDED_AT] as string | null,
       withdrawnAt: r[WITHDRAWN_AT] as string | null,
       updatedAt: r[UPDATED_AT] as string,
-      bankVerification: bank === undefined ? null : { verified: bank.verified === 1, accountMask: bank.account_mask, checkedAt: bank.checked_at },
+      bankVerification:
+        bank === undefined
+          ? null
+          : { verified: bank[V_VERIFIED] === 1, accountMask: bank[V_ACCOUNT_MASK] as string, checkedAt: bank[V_CHECKED_AT] as string },
     };
   }
   return out;
