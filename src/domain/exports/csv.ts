@@ -11,7 +11,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { components } from '../../../generated/api.d.ts';
-import { centsToDecimal, formatCents, type AmountStyle } from './amounts.ts';
+import { centsToDecimal, formatCents, integerDigits, type AmountStyle } from './amounts.ts';
 import { EXPORT_FIELDS, fieldValue, type ExportSource, type FieldDefinition, type FieldKind } from './fields.ts';
 
 export type CsvFormatOptions = components['schemas']['CsvFormatOptions'];
@@ -135,7 +135,7 @@ export function formatTimestamp(iso: string, format: DateFormat): string {
     case 'dateTime':
       return iso.slice(0, 10) + ' ' + iso.slice(11, 19);
     case 'unixSeconds':
-      return String(Math.floor(Date.parse(iso) / 1000));
+      return integerDigits(Math.floor(Date.parse(iso) / 1000));
   }
 }
 
