@@ -7,10 +7,12 @@
  * The latest bank verification of each application is read per batch, in the same `read`: one
  * range scan of `bank_verifications` over the batch's ids (index `(account_id, mortgage_id,
  * checked_at)`), the last row per application by `checked_at` (then id) winning. That costs a
- * fraction of a correlated subquery per row, since most applications have no verification.
+ * fraction of a correlated subquery per row, since most applications have no verification. The
+ * latest is picked here rather than by an ORDER BY: the index does not hold `id`, so ordering by
+ * it too made SQLite sort every batch's verifications in a temporary B-tree, which took more time
+ * than reading them.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
-import type { ApplicationRow } from './applications.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SqlExecutor, SqlValue, Store } from './store.ts';
 
@@ -27,24 +29,43 @@ export interface ExportQuery {
   upToId: string | null;
 }
 
-/** The columns an export reads: an application row without its account and decision. */
-type ExportRow = Omit<ApplicationRow, 'account_id' | 'decision_json'>;
+/**
+ * The columns an export reads (an application row without its account and decision), read as
+ * arrays (`values`, and the cursor on PostgreSQL) in exactly the SELECT's order below: a row
+ * object would be built with 16 keyed stores and dropped at once, costing about as much as
+ * reading the row.
+ */
+const ID = 0;
+const STATUS = 1;
+const APPLICANT_NAME = 2;
+const APPLICANT_EMAIL = 3;
+const AMOUNT_CENTS = 4;
+const ANNUAL_INCOME_CENTS = 5;
+const MONTHLY_DEBTS_CENTS = 6;
+const CREDIT_SCORE = 7;
+const TERM_YEARS = 8;
+const PROPERTY_VALUE_CENTS = 9;
+const QUOTE_ID = 10;
+const CREATED_AT = 11;
+const SUBMITTED_AT = 12;
+const DECIDED_AT = 13;
+const WITHDRAWN_AT = 14;
+const UPDATED_AT = 15;
 
-interface VerificationRow {
-  mortgage_id: string;
-  verified: number;
-  account_mask: string;
-  checked_at: string;
-}
+/** The columns of a verification, in the order VERIFICATIONS selects them. */
+const V_MORTGAGE_ID = 0;
+const V_VERIFIED = 1;
+const V_ACCOUNT_MASK = 2;
+const V_CHECKED_AT = 3;
+const V_ID = 4;
 
 const SELECT = `SELECT id, status, applicant_name, applicant_email, amount_cents, annual_income_cents, monthly_debts_cents,
   credit_score, term_years, property_value_cents, quote_id, created_at, submitted_at, decided_at, withdrawn_at, updated_at
 FROM applications
 WHERE account_id = ? AND id > ? AND id <= ?`;
 
-const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at FROM bank_verifications
-WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?
-ORDER BY mortgage_id, checked_at, id`;
+const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at, id FROM bank_verifications
+WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?`;
 
 /** Where the export stops, and the currency its amounts are in; read once when it begins. */
 export async function exportBounds(db: SqlExecutor, accountId: string): Promise<{ upToId: string | null; currency: string }> {
@@ -79,7 +100,7 @@ function filters(query: ExportQuery): { sql: string; params: SqlValue[] } {
 export async function readExportBatch(db: SqlExecutor, query: ExportQuery, afterId: string | null, limit: number): Promise<ExportSource[]> {
   if (query.upToId === null) return [];
   const where = filters(query);
-  const rows = await db.all<ExportRow>(`${SELECT}${where.sql} ORDER BY id LIMIT ?`, [query.accountId, afterId ?? '', query.upToId, ...where.params, limit]);
+  const rows = await db.values(`${SELECT}${where.sql} ORDER BY id LIMIT ?`, [query.accountId, afterId ?? '', query.upToId, ...where.params, limit]);
   return withVerifications(db, query, rows);
 }
 
@@ -96,7 +117,7 @@ export async function* exportBatches(store: Store, query: ExportQuery, sizes: { 
   if (query.upToId === null) return;
   if (store.cursor) {
     const where = filters(query);
-    const batches = store.cursor<ExportRow>(`${SELECT}${where.sql} ORDER BY id`, [query.accountId, '', query.upToId, ...where.params], sizes.rest);
+    const batches = store.cursor(`${SELECT}${where.sql} ORDER BY id`, [query.accountId, '', query.upToId, ...where.params], sizes.rest);
     for await (const { rows, db } of batches) yield await withVerifications(db, query, rows);
     return;
   }
@@ -116,36 +137,51 @@ export async function* exportBatches(store: Store, query: ExportQuery, sizes: { 
   }
 }
 
+/** Whether a verification checked at `checkedAt` (id `id`) comes after one checked at `otherAt` (id `otherId`). */
+function later(checkedAt: string, id: string, otherAt: string, otherId: string): boolean {
+  return checkedAt > otherAt || (checkedAt === otherAt && id > otherId);
+}
+
 /** The records of `rows`, each with its application's latest bank verification (one range read). */
-async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: ExportRow[]): Promise<ExportSource[]> {
+async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlValue[][]): Promise<ExportSource[]> {
   if (rows.length === 0) return [];
-  const latest = new Map<string, VerificationRow>();
-  const verifications = await db.all<VerificationRow>(VERIFICATIONS, [query.accountId, rows[0]!.id, rows[rows.length - 1]!.id]);
-  for (const v of verifications) latest.set(v.mortgage_id, v); // ascending: the last one per application wins
+  const latest = new Map<string, SqlValue[]>();
+  for (const v of await db.values(VERIFICATIONS, [query.accountId, rows[0]![ID]!, rows[rows.length - 1]![ID]!])) {
+    const mortgageId = v[V_MORTGAGE_ID] as string;
+    const seen = latest.get(mortgageId);
+    // Timestamps are ISO 8601 UTC text of one length on both engines: compared as text, in time order.
+    if (seen === undefined || later(v[V_CHECKED_AT] as string, v[V_ID] as string, seen[V_CHECKED_AT] as string, seen[V_ID] as string)) {
+      latest.set(mortgageId, v);
+    }
+  }
   const currency = query.currency;
   const out: ExportSource[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    const bank = latest.get(r.id);
+    const id = r[ID] as string;
+    const bank = latest.size === 0 ? undefined : latest.get(id);
     out[i] = {
-      mortgageId: r.id,
-      status: r.status,
-      applicantName: r.applicant_name,
-      applicantEmail: r.applicant_email,
-      amountCents: r.amount_cents,
-      annualIncomeCents: r.annual_income_cents,
-      monthlyDebtsCents: r.monthly_debts_cents,
-      creditScore: r.credit_score,
-      termYears: r.term_years,
-      propertyValueCents: r.property_value_cents,
+      mortgageId: id,
+      status: r[STATUS] as ApplicationStatus,
+      applicantName: r[APPLICANT_NAME] as string,
+      applicantEmail: r[APPLICANT_EMAIL] as string | null,
+      amountCents: r[AMOUNT_CENTS] as number,
+      annualIncomeCents: r[ANNUAL_INCOME_CENTS] as number | null,
+      monthlyDebtsCents: r[MONTHLY_DEBTS_CENTS] as number | null,
+      creditScore: r[CREDIT_SCORE] as number | null,
+      termYears: r[TERM_YEARS] as number,
+      propertyValueCents: r[PROPERTY_VALUE_CENTS] as number | null,
       currency,
-      quoteId: r.quote_id,
-      createdAt: r.created_at,
-      submittedAt: r.submitted_at,
-      decidedAt: r.decided_at,
-      withdrawnAt: r.withdrawn_at,
-      updatedAt: r.updated_at,
-      bankVerification: bank === undefined ? null : { verified: bank.verified === 1, accountMask: bank.account_mask, checkedAt: bank.checked_at },
+      quoteId: r[QUOTE_ID] as string | null,
+      createdAt: r[CREATED_AT] as string,
+      submittedAt: r[SUBMITTED_AT] as string | null,
+      decidedAt: r[DECIDED_AT] as string | null,
+      withdrawnAt: r[WITHDRAWN_AT] as string | null,
+      updatedAt: r[UPDATED_AT] as string,
+      bankVerification:
+        bank === undefined
+          ? null
+          : { verified: bank[V_VERIFIED] === 1, accountMask: bank[V_ACCOUNT_MASK] as string, checkedAt: bank[V_CHECKED_AT] as string },
     };
   }
   return out;

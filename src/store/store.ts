@@ -77,11 +77,12 @@ export interface Store {
   close(): Promise<void>;
   /**
    * Reads a long query a batch at a time through a server-side cursor (PostgreSQL only; sql.js
-   * paginates by key instead). Each batch comes with an executor on the cursor's connection for
+   * paginates by key instead), each row an array of its column values in the SELECT's order, as
+   * `values` gives them. Each batch comes with an executor on the cursor's connection for
    * look-ups about that batch. Ending the iteration early (`return`, a `break`, an error) closes
    * the cursor and ends the query.
    */
-  cursor?<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
+  cursor?(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
   /** Calls `listener` when another instance (or this one) notifies `channel` (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe function. */
   listen?(channel: string, listener: () => void): () => void;
   /** sql.js only: 'degraded' while the disk refuses writes (reads still answer), 'closed' once closed. */

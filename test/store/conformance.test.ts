@@ -474,6 +474,32 @@ describe(`store conformance (${testEngine()})`, () => {
           await insertApplication(tx, a);
         }
       });
+      // The latest verification of each application counts: by checked_at, then by id; never by the order of insertion.
+      const partnerId = newId('bnk');
+      const checked = (mortgageId: string, verificationId: string, checkedAt: string, verified: boolean) => ({
+        verificationId,
+        accountId: streamAccount,
+        mortgageId,
+        partnerId,
+        verified,
+        accountMask: verificationId.slice(-4),
+        accountNumberHash: 'h',
+        linkedAccountHash: 'l',
+        nameScore: 1,
+        nameOutcome: 'match' as const,
+        failedChecks: [],
+        checkedAt,
+      });
+      const verificationIds = [1, 2, 3, 4, 5, 6].map((n) => newId('bvf', Date.parse(T0) + n));
+      await store.transaction(async (tx) => {
+        await insertBankPartner(tx, { partnerId, name: 'Stream Bank', connector: 'sandbox', baseUrl: null, credentialSealed: null, restricted: false, disabledAt: null, createdAt: T0, updatedAt: T0 });
+        await insertBankVerification(tx, checked(ids[0]!, verificationIds[2]!, at(2), true));
+        await insertBankVerification(tx, checked(ids[0]!, verificationIds[0]!, at(3), false));
+        await insertBankVerification(tx, checked(ids[0]!, verificationIds[1]!, at(1), false));
+        await insertBankVerification(tx, checked(ids[1]!, verificationIds[3]!, at(2), false));
+        await insertBankVerification(tx, checked(ids[1]!, verificationIds[5]!, at(2), true));
+        await insertBankVerification(tx, checked(ids[1]!, verificationIds[4]!, at(2), false));
+      });
       const bounds = await store.read((db) => exportBounds(db, streamAccount));
       expect(bounds).toEqual({ upToId: ids.at(-1), currency: 'EUR' });
       const query = { accountId: streamAccount, currency: 'EUR', upToId: bounds.upToId };
@@ -483,9 +509,13 @@ describe(`store conformance (${testEngine()})`, () => {
         seen.push(...batch.map((r) => r.mortgageId));
       }
       expect(seen).toEqual(ids);
-      expect((await (async () => {
+      const first = await (async () => {
         for await (const batch of exportBatches(store, query, { first: 40, rest: 40 })) return batch;
-      })())?.[0]).toMatchObject({ mortgageId: ids[0], amountCents: 35000025, currency: 'EUR', createdAt: T0, bankVerification: null });
+      })();
+      expect(first?.[0]).toMatchObject({ mortgageId: ids[0], amountCents: 35000025, currency: 'EUR', createdAt: T0 });
+      expect(first?.[0]?.bankVerification).toEqual({ verified: false, accountMask: verificationIds[0]!.slice(-4), checkedAt: at(3) });
+      expect(first?.[1]?.bankVerification).toEqual({ verified: true, accountMask: verificationIds[5]!.slice(-4), checkedAt: at(2) });
+      expect(first?.[2]?.bankVerification).toBeNull();
       // After a reader stopped early, the store serves everything else as before.
       expect(await store.read((db) => findAccount(db, streamAccount))).toBeDefined();
     });

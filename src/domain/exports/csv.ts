@@ -1,7 +1,7 @@
 /**
  * CSV export: RFC 4180 (cells with the delimiter, quotes, CR or LF quoted, quotes doubled, CRLF
- * line ends), UTF-8, written by csv-stringify; this module decides only what text goes into each
- * cell.
+ * line ends), UTF-8, byte for byte as csv-stringify writes it (csv-stringify writes the header;
+ * rows are written by CsvWriter itself, and a property test holds them to csv-stringify's).
  *
  * Formula injection (OWASP, "CSV Injection"): a spreadsheet runs a cell that begins with `=`, `+`,
  * `-` or `@` (and, through some programs, a tab, CR or LF) as a formula, so an applicant named
@@ -11,8 +11,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { components } from '../../../generated/api.d.ts';
-import { centsToDecimal, formatCents, type AmountStyle } from './amounts.ts';
-import { EXPORT_FIELDS, type ExportSource, type FieldDefinition } from './fields.ts';
+import { centsToDecimal, formatCents, integerDigits, type AmountStyle } from './amounts.ts';
+import { EXPORT_FIELDS, fieldValue, type ExportSource, type FieldDefinition, type FieldKind } from './fields.ts';
 
 export type CsvFormatOptions = components['schemas']['CsvFormatOptions'];
 export type DateFormat = NonNullable<CsvFormatOptions['dateFormat']>;
@@ -135,54 +135,134 @@ export function formatTimestamp(iso: string, format: DateFormat): string {
     case 'dateTime':
       return iso.slice(0, 10) + ' ' + iso.slice(11, 19);
     case 'unixSeconds':
-      return String(Math.floor(Date.parse(iso) / 1000));
+      return integerDigits(Math.floor(Date.parse(iso) / 1000));
   }
 }
 
-type Cell = (row: ExportSource) => string;
+/** The kinds as small integers, for the switch that writes a cell. */
+const TEXT = 0;
+const MONEY = 1;
+const INTEGER = 2;
+const BOOLEAN = 3;
+const TIMESTAMP = 4;
+const KIND_CODES: Record<FieldKind, number> = { text: TEXT, money: MONEY, integer: INTEGER, boolean: BOOLEAN, timestamp: TIMESTAMP };
 
-function cellWriter(field: FieldDefinition, layout: CsvLayout): Cell {
-  const get = field.get;
-  switch (field.kind) {
-    case 'text':
-      return (row) => {
-        const value = get(row) as string | null;
-        return value === null ? '' : neutraliseFormula(value);
-      };
-    case 'money': {
-      const style = layout.amountStyle;
-      return (row) => {
-        const cents = get(row) as number | null;
-        if (cents === null) return '';
-        return style === null ? centsToDecimal(cents) : formatCents(cents, style);
-      };
+/**
+ * Whether a column's cells can hold a character csv-stringify quotes for. Only text can hold a
+ * quote, CR or LF; of the rest only an amount can hold the delimiter (a decimal comma in a comma
+ * CSV); numbers, booleans and the date formats are made of digits, letters and `-.:TZ `.
+ */
+function mayNeedQuotes(field: FieldDefinition, layout: CsvLayout): boolean {
+  if (field.kind === 'text') return true;
+  const style = layout.amountStyle;
+  return field.kind === 'money' && style !== null && (style.decimalSeparator === layout.delimiter || style.thousandsSeparator === layout.delimiter);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Writes the header (when the layout has one) and then batches of rows, each batch one string of
+ * whole lines, byte for byte what csv-stringify writes for the same cells (a property test
+ * compares them): RFC 4180, a cell quoted when it holds the delimiter, a quote, CR or LF, quotes
+ * doubled inside.
+ *
+ * Everything a column needs is decided once, in the constructor, so a row is one loop over the
+ * columns with a switch on the kind: no call through a per-column function (V8 cannot inline
+ * those, and they cost about as much as writing the cell), and no csv-stringify call per row that
+ * needs quoting (it normalises its options on every call: about 9 us a row). A row is checked only
+ * in the columns that can need quoting; when one does, the row is written again with every cell
+ * checked, as csv-stringify would.
+ */
+export class CsvWriter {
+  private readonly layout: CsvLayout;
+  /** Per column: the field's index in the catalogue, its kind's code, whether it can need quoting. */
+  private readonly fields: readonly number[];
+  private readonly kinds: readonly number[];
+  private readonly checked: readonly boolean[];
+  /** Matches a cell that needs quoting. */
+  private readonly needsQuotes: RegExp;
+  private readonly yes: string;
+  private readonly no: string;
+
+  constructor(layout: CsvLayout) {
+    this.layout = layout;
+    this.fields = layout.columns.map((column) => column.field.index);
+    this.kinds = layout.columns.map((column) => KIND_CODES[column.field.kind]);
+    this.checked = layout.columns.map((column) => mayNeedQuotes(column.field, layout));
+    this.needsQuotes = new RegExp(`["\r\n]|${escapeRegExp(layout.delimiter)}`);
+    [this.yes, this.no] = BOOLEAN_TEXT[layout.booleanFormat];
+  }
+
+  begin(): string {
+    const bom = this.layout.byteOrderMark ? '\uFEFF' : '';
+    if (!this.layout.includeHeader) return bom;
+    return bom + stringify([this.layout.columns.map((column) => neutraliseFormula(column.header))], csvStringifyOptions(this.layout));
+  }
+
+  /** The text of column `c`'s cell in `row`, before quoting. */
+  cell(row: ExportSource, c: number): string {
+    const value = fieldValue(row, this.fields[c]!);
+    if (value === null) return '';
+    switch (this.kinds[c]) {
+      case TEXT:
+        return startsLikeFormula(value as string) ? "'" + (value as string) : (value as string);
+      case MONEY: {
+        const style = this.layout.amountStyle;
+        return style === null ? centsToDecimal(value as number) : formatCents(value as number, style);
+      }
+      case BOOLEAN:
+        return value ? this.yes : this.no;
+      case TIMESTAMP:
+        return formatTimestamp(value as string, this.layout.dateFormat);
+      default:
+        return String(value);
     }
-    case 'integer':
-      return (row) => {
-        const value = get(row);
-        return value === null ? '' : String(value);
-      };
-    case 'boolean': {
-      const [yes, no] = BOOLEAN_TEXT[layout.booleanFormat];
-      return (row) => {
-        const value = get(row);
-        return value === null ? '' : value ? yes : no;
-      };
+  }
+
+  batch(rows: readonly ExportSource[]): string {
+    const { checked, needsQuotes } = this;
+    const delimiter = this.layout.delimiter;
+    const columns = checked.length;
+    let out = '';
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      const lineStart = out;
+      let quoted = false;
+      for (let c = 0; c < columns; c++) {
+        const cell = this.cell(row, c);
+        if (checked[c] && needsQuotes.test(cell)) {
+          quoted = true;
+          break;
+        }
+        // With one column an empty cell would be an empty line, which CSV readers skip: "" keeps the record.
+        out += c === 0 ? (columns === 1 && cell === '' ? '""' : cell) : delimiter + cell;
+      }
+      out = quoted ? lineStart + this.quotedLine(row) : out + '\r\n';
     }
-    case 'timestamp': {
-      const format = layout.dateFormat;
-      return (row) => {
-        const value = get(row) as string | null;
-        return value === null ? '' : formatTimestamp(value, format);
-      };
+    return out;
+  }
+
+  /** A line whose cells are each quoted when they need it (a row that has a cell needing it: rare). */
+  private quotedLine(row: ExportSource): string {
+    const columns = this.checked.length;
+    let line = '';
+    for (let c = 0; c < columns; c++) {
+      const cell = this.cell(row, c);
+      const written = this.needsQuotes.test(cell) ? '"' + cell.replaceAll('"', '""') + '"' : cell;
+      line += c === 0 ? written : this.layout.delimiter + written;
     }
+    return line + '\r\n';
+  }
+
+  end(): string {
+    return '';
   }
 }
 
 /** The cells of one row, as text, in the layout's column order. */
 export function csvCells(layout: CsvLayout): (row: ExportSource) => string[] {
-  const cells = layout.columns.map((column) => cellWriter(column.field, layout));
-  return (row) => cells.map((cell) => cell(row));
+  const writer = new CsvWriter(layout);
+  return (row) => layout.columns.map((_, c) => writer.cell(row, c));
 }
 
 /** csv-stringify's options for a layout: RFC 4180 line ends, and every CR or LF quoted. */
@@ -198,76 +278,4 @@ export function csvStringifyOptions(layout: CsvLayout) {
     quoted_empty: layout.columns.length === 1,
     eof: true,
   } as const;
-}
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * Writes the header (when the layout has one) and then batches of rows, each batch one string of
- * whole lines.
- *
- * csv-stringify does all the quoting. It costs about half a microsecond per cell, though, which
- * made it most of an export's time; so a row none of whose cells holds the delimiter, a quote, CR
- * or LF (the rows csv-stringify would write without a single quote) is written by joining its
- * cells, and every other row goes through csv-stringify. A property test checks that the output
- * is byte for byte csv-stringify's.
- */
-/**
- * Whether a column's cells can hold a character csv-stringify quotes for. Only text can hold a
- * quote, CR or LF; of the rest only an amount can hold the delimiter (a decimal comma in a comma
- * CSV); numbers, booleans and the date formats are made of digits, letters and `-.:TZ `.
- */
-function mayNeedQuotes(field: FieldDefinition, layout: CsvLayout): boolean {
-  if (field.kind === 'text') return true;
-  const style = layout.amountStyle;
-  return field.kind === 'money' && style !== null && (style.decimalSeparator === layout.delimiter || style.thousandsSeparator === layout.delimiter);
-}
-
-export class CsvWriter {
-  private readonly cells: Cell[];
-  private readonly checked: boolean[];
-  private readonly options: ReturnType<typeof csvStringifyOptions>;
-  private readonly layout: CsvLayout;
-  /** Matches a cell that csv-stringify would quote. */
-  private readonly needsQuotes: RegExp;
-
-  constructor(layout: CsvLayout) {
-    this.layout = layout;
-    this.cells = layout.columns.map((column) => cellWriter(column.field, layout));
-    this.checked = layout.columns.map((column) => mayNeedQuotes(column.field, layout));
-    this.needsQuotes = new RegExp(`["\r\n]|${escapeRegExp(layout.delimiter)}`);
-    this.options = csvStringifyOptions(layout);
-  }
-
-  begin(): string {
-    const bom = this.layout.byteOrderMark ? '\uFEFF' : '';
-    if (!this.layout.includeHeader) return bom;
-    return bom + stringify([this.layout.columns.map((column) => neutraliseFormula(column.header))], this.options);
-  }
-
-  batch(rows: readonly ExportSource[]): string {
-    const { cells, checked, needsQuotes } = this;
-    const delimiter = this.layout.delimiter;
-    let out = '';
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
-      let line = '';
-      let plain = true;
-      for (let c = 0; c < cells.length; c++) {
-        const cell = cells[c]!(row);
-        if (checked[c] && needsQuotes.test(cell)) {
-          plain = false;
-          break;
-        }
-        line += c === 0 ? cell : delimiter + cell;
-      }
-      if (plain && line === '' && cells.length === 1) line = '""'; // as quoted_empty: keep the record
-      out += plain ? line + '\r\n' : stringify([cells.map((cell) => cell(row))], this.options);
-    }
-    return out;
-  }
-
-  end(): string {
-    return '';
-  }
 }

@@ -62,7 +62,7 @@ export interface PgStore extends Store {
   stats(): PgStoreStats;
   /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
   checkpoint(): Promise<void>;
-  cursor<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }>;
+  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
   listen(channel: string, listener: () => void): () => void;
   /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
   secretsStatus(): Promise<SharedSecretsStatus>;
@@ -271,7 +271,7 @@ class PgEngine implements PgStore {
     }
   }
 
-  async *cursor<T extends object = Row>(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: T[]; db: SqlExecutor }> {
+  async *cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
     this.assertOpen();
     const client = await this.connect();
     const { executor, finish } = this.executor(client, 'read', { value: false });
@@ -283,9 +283,9 @@ class PgEngine implements PgStore {
       // Parameters are bound into the cursor's query (extended protocol), never spliced into the text.
       await client.query({ text: `DECLARE mos_cursor NO SCROLL CURSOR FOR ${toPgPlaceholders(sql)}`, values: pgParams(params) });
       for (;;) {
-        const { rows } = await client.query(`FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`);
+        const { rows } = await client.query({ text: `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`, rowMode: 'array' });
         if (rows.length === 0) break;
-        yield { rows: rows as T[], db: executor };
+        yield { rows: rows as SqlValue[][], db: executor };
         if (rows.length < batchSize) break;
       }
     } catch (err) {

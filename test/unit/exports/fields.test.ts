@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dereference } from '../../../src/contract/spec.ts';
-import { EXPORT_FIELDS, EXPORT_FIELD_NAMES, parseFieldList } from '../../../src/domain/exports/fields.ts';
+import { EXPORT_FIELDS, EXPORT_FIELD_NAMES, fieldValue, parseFieldList, type ExportSource } from '../../../src/domain/exports/fields.ts';
 
 const spec = dereference(JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')));
 
@@ -16,6 +16,64 @@ describe('the export field catalogue', () => {
       schema.properties ? Object.keys(schema.properties).map((inner) => `${key}.${inner}`) : [key],
     );
     expect([...EXPORT_FIELD_NAMES].sort()).toEqual(leaves.sort());
+  });
+
+  it('reads each field from the row property its name says, a missing bank verification as null', () => {
+    const row: ExportSource = {
+      mortgageId: 'mtg-1',
+      status: 'approved',
+      applicantName: 'Jane',
+      applicantEmail: 'jane@example.test',
+      amountCents: 1,
+      annualIncomeCents: 2,
+      monthlyDebtsCents: 3,
+      creditScore: 4,
+      termYears: 5,
+      propertyValueCents: 6,
+      currency: 'EUR',
+      quoteId: 'qte-1',
+      createdAt: 'created',
+      submittedAt: 'submitted',
+      decidedAt: 'decided',
+      withdrawnAt: 'withdrawn',
+      updatedAt: 'updated',
+      bankVerification: { verified: false, accountMask: '6789', checkedAt: 'checked' },
+    };
+    const values = (source: ExportSource) => Object.fromEntries(EXPORT_FIELDS.map((field) => [field.name, field.get(source)]));
+    const expected = {
+      mortgageId: 'mtg-1',
+      status: 'approved',
+      'applicant.name': 'Jane',
+      'applicant.email': 'jane@example.test',
+      'applicant.amount': 1,
+      'applicant.annualIncome': 2,
+      'applicant.monthlyDebts': 3,
+      'applicant.creditScore': 4,
+      term: 5,
+      propertyValue: 6,
+      currency: 'EUR',
+      quoteId: 'qte-1',
+      createdAt: 'created',
+      submittedAt: 'submitted',
+      decidedAt: 'decided',
+      withdrawnAt: 'withdrawn',
+      updatedAt: 'updated',
+      'bankVerification.verified': false,
+      'bankVerification.accountMask': '6789',
+      'bankVerification.checkedAt': 'checked',
+    };
+    expect(values(row)).toEqual(expected);
+    expect(values({ ...row, bankVerification: null })).toEqual({
+      ...expected,
+      'bankVerification.verified': null,
+      'bankVerification.accountMask': null,
+      'bankVerification.checkedAt': null,
+    });
+    EXPORT_FIELDS.forEach((field, index) => {
+      expect(field.index).toBe(index);
+      expect(fieldValue(row, index)).toBe(field.get(row));
+    });
+    expect(() => fieldValue(row, EXPORT_FIELDS.length)).toThrow(RangeError);
   });
 
   it('keeps the fields of each parent object together (the JSON writer nests them in one pass)', () => {
