@@ -474,6 +474,44 @@ describe('sql.js store durability', () => {
     await again.close();
   });
 
+  it('its row memo forgets what a rolled-back transaction or one that never became durable remembered', async () => {
+    const disk = { full: false };
+    const faults = {
+      beforeWrite(path: string) {
+        if (disk.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
+      },
+    };
+    const { store } = await fresh('memo', { faults, storageProbeIntervalMs: 20 });
+    const remembered = () => store.read(async (db) => db.memo!.get<string>('last'));
+    await store.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['kept']);
+      tx.memo!.set('last', 'kept');
+    });
+    expect(await remembered()).toBe('kept');
+
+    await expect(
+      store.transaction(async (tx) => {
+        tx.memo!.set('last', 'rolled back');
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await remembered()).toBeUndefined();
+
+    await store.transaction(async (tx) => tx.memo!.set('last', 'kept'));
+    disk.full = true;
+    const failed = store.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['lost']);
+      tx.memo!.set('last', 'lost');
+    });
+    await expect(failed).rejects.toBeInstanceOf(StorageUnavailableError);
+    disk.full = false;
+    await eventually(() => store.storageState() === 'ok');
+    // Memory was rebuilt from disk without 'lost': the memo must not remember it either.
+    expect(await remembered()).toBeUndefined();
+    expect(await names(store)).toEqual(['kept']);
+    await store.close();
+  });
+
   it('rejects work after close', async () => {
     const { store } = await fresh('closed');
     const pending = insert(store, 'queued-before-close');
