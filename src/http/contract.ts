@@ -14,6 +14,7 @@ import { createAjv, loadBundledSpec } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
+import { lazyChild } from '../log.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
@@ -157,10 +158,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     // What every request of this operation shares, built once: a request's context only adds its own fields
     // (defining getters per request made each context a slow dictionary object, issue 17's profile).
     const requestProto = Object.create(app, {
-      // A child logger per request costs more than most handlers use it: made on first use.
+      // A child logger per request costs more than most handlers use it: made on first use of a level that is written.
       log: {
         get(this: RequestContext) {
-          return (this.koa.state.log ??= app.log.child({ requestId: this.requestId }));
+          return (this.koa.state.log ??= lazyChild(app.log, { requestId: this.requestId }));
         },
       },
       principal: {
