@@ -9,7 +9,8 @@
  * `{"n":"NaN"|"Infinity"|"-Infinity"}`.
  *
  * Group commit: `append` queues a frame; while one write+fsync is in flight, frames appended
- * meanwhile are gathered and written with the next single write+fsync.
+ * meanwhile are gathered and written with the next single write+fsync. A flush that starts from
+ * idle waits for the rest of the current event-loop turn, so commits made together share it.
  */
 import { open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
@@ -262,7 +263,13 @@ export class Journal {
     this.pendingLsn = lsn;
     this.nextBatch ??= deferred();
     const { promise } = this.nextBatch;
-    if (!this.flushing) void this.flushLoop();
+    if (!this.flushing) {
+      // The first frame after a quiet spell starts a flush only once the commits made meanwhile
+      // (the rest of this turn of the event loop: a burst of requests read together) have joined
+      // it. Started at once, it carried that one frame and the burst waited for a second fsync.
+      this.flushing = true;
+      setImmediate(() => void this.flushLoop());
+    }
     return promise;
   }
 
