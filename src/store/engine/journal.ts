@@ -51,16 +51,46 @@ function decodeParam(v: EncodedParam): SqlValue {
   return Number(v.n);
 }
 
-/** Encodes and frames one record. */
+/** JSON text of a statement's SQL, by SQL: the same few statements are journalled over and over. */
+const sqlJson = new Map<string, string>();
+const SQL_JSON_MAX = 1024;
+
+function quotedSql(sql: string): string {
+  let quoted = sqlJson.get(sql);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(sql);
+    if (sqlJson.size >= SQL_JSON_MAX) sqlJson.clear();
+    sqlJson.set(sql, quoted);
+  }
+  return quoted;
+}
+
+/** True when every parameter is one JSON carries as it is (no bytes, no non-finite number). */
+function plainParams(params: SqlValue[]): boolean {
+  for (const v of params) if (v instanceof Uint8Array || (typeof v === 'number' && !Number.isFinite(v))) return false;
+  return true;
+}
+
+/**
+ * Encodes and frames one record: the bytes of `JSON.stringify({ lsn, ops })` with each op as
+ * `{x}`, `{s,p}` or `{s}`, written straight into the frame (the quoted SQL of each statement
+ * text kept, the parameters encoded only when they need it). Encoding was 4 % of a quote's CPU.
+ */
 export function encodeRecord(record: JournalRecord): Buffer {
-  const ops: EncodedOp[] = record.ops.map((op) =>
-    op.kind === 'exec' ? { x: op.sql } : op.params.length ? { s: op.sql, p: op.params.map(encodeParam) } : { s: op.sql },
-  );
-  const payload = Buffer.from(JSON.stringify({ lsn: record.lsn, ops }), 'utf8');
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
-  frame.writeUInt32BE(payload.length, 0);
-  frame.writeUInt32BE(crc32(payload), 4);
-  payload.copy(frame, HEADER_BYTES);
+  let text = `{"lsn":${JSON.stringify(record.lsn)},"ops":[`;
+  for (let i = 0; i < record.ops.length; i++) {
+    const op = record.ops[i]!;
+    if (i > 0) text += ',';
+    if (op.kind === 'exec') text += `{"x":${quotedSql(op.sql)}}`;
+    else if (op.params.length === 0) text += `{"s":${quotedSql(op.sql)}}`;
+    else text += `{"s":${quotedSql(op.sql)},"p":${JSON.stringify(plainParams(op.params) ? op.params : op.params.map(encodeParam))}}`;
+  }
+  text += ']}';
+  const length = Buffer.byteLength(text, 'utf8');
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + length);
+  frame.write(text, HEADER_BYTES, 'utf8');
+  frame.writeUInt32BE(length, 0);
+  frame.writeUInt32BE(crc32(frame.subarray(HEADER_BYTES)), 4);
   return frame;
 }
 
