@@ -1,6 +1,6 @@
 /**
  * The write-ahead journal of the sql.js engine: one framed record per committed write
- * transaction, appended and fsynced before the transaction is acknowledged.
+ * transaction, appended and made durable (fsynced) before the transaction is acknowledged.
  *
  * Frame: [u32 BE payload length][u32 BE crc32(payload)][payload], payload = UTF-8 JSON
  * `{"lsn":N,"ops":[...]}`. An op is `{"s":sql,"p":[params]}` (one prepared statement) or
@@ -8,11 +8,13 @@
  * JSON cannot carry are tagged: a Uint8Array is `{"b":base64}`, a non-finite number
  * `{"n":"NaN"|"Infinity"|"-Infinity"}`.
  *
- * Group commit: `append` queues a frame; while one write+fsync is in flight, frames appended
- * meanwhile are gathered and written with the next single write+fsync. A flush that starts from
- * idle waits for the rest of the current event-loop turn, so commits made together share it.
+ * Group commit: `append` queues a frame; while one durable write is in flight, frames appended
+ * meanwhile are gathered and written with the next one. A durable write is a write to the file
+ * opened O_DSYNC (data and size on disk when it returns), or write+fdatasync where there is no
+ * O_DSYNC. A flush that starts from idle waits for the rest of the current event-loop turn, so
+ * commits made together share it.
  */
-import { open, readFile } from 'node:fs/promises';
+import { constants, open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -236,6 +238,9 @@ export interface JournalOptions {
   faults?: FaultInjector | undefined;
 }
 
+/** Writes are durable when they return (O_DSYNC), where the platform offers it; else each batch is fdatasynced. */
+const SYNC_EACH_WRITE = typeof constants.O_DSYNC === 'number' && constants.O_DSYNC !== 0;
+
 /** Append-only journal file with group commit. */
 export class Journal {
   readonly path: string;
@@ -268,9 +273,16 @@ export class Journal {
     this.faults = options.faults;
   }
 
-  /** Opens (creating, mode 0600) the journal at `path`, whose first `bytes` are whole records up to `durableLsn`. */
+  /**
+   * Opens (creating, mode 0600) the journal at `path`, whose first `bytes` are whole records up to
+   * `durableLsn`. With O_DSYNC where the platform has it: each write returns once its data (and
+   * the size needed to read it back) is on the disk, as though followed by fdatasync (open(2)),
+   * so a batch is one call to the thread pool instead of a write and then an fdatasync (the
+   * second call's dispatch was 3-4 % of a quote's main-thread CPU).
+   */
   static async open(path: string, bytes: number, durableLsn: number, options: JournalOptions): Promise<Journal> {
-    const handle = await naming('open', path, () => open(path, 'a', FILE_MODE));
+    const flags = SYNC_EACH_WRITE ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a';
+    const handle = await naming('open', path, () => open(path, flags, FILE_MODE));
     try {
       await naming('chmod', path, () => handle.chmod(FILE_MODE));
     } catch (err) {
@@ -330,7 +342,7 @@ export class Journal {
           const { bytesWritten } = await this.handle.write(data, written, data.length - written);
           written += bytesWritten;
         }
-        await this.handle.datasync();
+        if (!SYNC_EACH_WRITE) await this.handle.datasync();
         this.fsyncs++;
         this.bytes += data.length;
         this.durableLsn = lsn;

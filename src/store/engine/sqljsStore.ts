@@ -66,7 +66,7 @@ export interface StoreStats {
   lsn: number;
   /** LSN of the last write transaction known durable. */
   durableLsn: number;
-  /** Journal fsyncs since open (group commit makes this far fewer than commits). */
+  /** Durable journal writes since open (each an fsync; group commit makes them far fewer than commits). */
   fsyncs: number;
   checkpoints: number;
 }

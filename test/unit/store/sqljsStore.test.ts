@@ -435,17 +435,21 @@ describe('sql.js store durability', () => {
   it('a journal write failure rejects the transaction and degrades the store: reads go on, writes are refused until a write succeeds again', async () => {
     const disk = { full: false };
     const faults = {
+      // The disk refuses the store's probe while it is "full"; the journal's own write fails below.
       beforeWrite(path: string) {
-        if (disk.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
+        if (disk.full && !path.endsWith('journal.log')) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
       },
     };
     const logs: string[] = [];
     const { dir, store } = await fresh('fsync-failure', { faults, storageProbeIntervalMs: 20, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
     await insert(store, 'ok');
     const probe = await openFile(join(dir, 'journal.log'), 'r');
-    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    const proto = Object.getPrototypeOf(probe) as { write: () => Promise<unknown>; datasync: () => Promise<void> };
     await probe.close();
-    const spy = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+    // The journal's write is durable when it returns (O_DSYNC) or followed by datasync: fail whichever makes it durable.
+    const eio = () => Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+    const spies = [vi.spyOn(proto, 'write').mockRejectedValueOnce(eio()), vi.spyOn(proto, 'datasync').mockRejectedValueOnce(eio())];
+    const spy = { mockRestore: () => spies.forEach((s) => s.mockRestore()) };
     disk.full = true; // the probe keeps failing until the disk is freed
     try {
       const err = await insert(store, 'lost').catch((e: unknown) => e);
