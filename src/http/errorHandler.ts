@@ -52,8 +52,10 @@ export function toProblem(err: unknown): ApiProblem {
 }
 
 export function errorHandler(log: Logger): Middleware {
+  // The access log line is built only when it is written (LOG_LEVEL=info or lower).
+  const accessLog = log.isLevelEnabled('info');
   return async (ctx, next) => {
-    const started = performance.now();
+    const started = accessLog ? performance.now() : 0;
     try {
       await next();
     } catch (err) {
@@ -68,18 +70,20 @@ export function errorHandler(log: Logger): Middleware {
       ctx.type = 'application/problem+json';
       ctx.body = JSON.stringify(problemBody(problem, ctx.state.requestId, ctx.path));
     } finally {
-      log.info(
-        {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-          accountId: ctx.state.principal?.accountId,
-          keyId: ctx.state.principal?.keyId,
-        },
-        'request',
-      );
+      if (accessLog) {
+        log.info(
+          {
+            requestId: ctx.state.requestId,
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            accountId: ctx.state.principal?.accountId,
+            keyId: ctx.state.principal?.keyId,
+          },
+          'request',
+        );
+      }
     }
   };
 }

@@ -9,10 +9,11 @@ const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function requestIdMiddleware(): Middleware {
   return async (ctx, next) => {
-    const offered = ctx.get('X-Request-Id');
-    const requestId = ACCEPTABLE.test(offered) ? offered : newId('req');
+    // Node's own header objects, not Koa's getters and setters: the same values, at a fraction of a light request's cost.
+    const offered = ctx.req.headers['x-request-id'] ?? '';
+    const requestId = typeof offered === 'string' && ACCEPTABLE.test(offered) ? offered : newId('req');
     ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
+    ctx.res.setHeader('X-Request-Id', requestId);
     await next();
   };
 }

@@ -3,7 +3,9 @@
  * and the environment's own row stay: they are how the caller reaches it again.
  */
 import type { components } from '../../generated/api.d.ts';
+import { deleteRateSheet } from './pricing.ts';
 import type { Tx } from './store.ts';
+import { deleteUnderwritingRules } from './underwriting.ts';
 
 /** How many of each kind were removed: the counts `DELETE /v1/test/data` answers. */
 type RemovedCounts = components['schemas']['TestDataDeleted']['deleted'];
@@ -30,7 +32,8 @@ export async function deleteEnvironmentData(tx: Tx, environmentId: string): Prom
   const webhooks = await del('DELETE FROM webhook_endpoints WHERE account_id = ?');
   const events = await del('DELETE FROM webhook_events WHERE account_id = ?');
   const exportFormats = await del('DELETE FROM export_formats WHERE account_id = ?');
-  const settings = (await del('DELETE FROM rate_sheets WHERE account_id = ?')) + (await del('DELETE FROM underwriting_rules WHERE account_id = ?'));
+  // Through their repositories, which forget what the engine's memo remembers of them.
+  const settings = (await deleteRateSheet(tx, environmentId)) + (await deleteUnderwritingRules(tx, environmentId));
   // Stored responses would replay resources that no longer exist.
   await del('DELETE FROM idempotency_keys WHERE account_id = ?');
   return {

@@ -9,7 +9,7 @@
  * `FOR UPDATE SKIP LOCKED`; on the serialised embedded engine the transaction is enough.
  */
 import { webhookSecretContext } from './sealedColumns.ts';
-import { forUpdate, notifyOnCommit, type SqlExecutor, type Tx } from './store.ts';
+import { dialectOf, forUpdate, notifyOnCommit, type SqlExecutor, type Tx } from './store.ts';
 
 /**
  * The LISTEN/NOTIFY channel of the outbox on PostgreSQL: notified (at commit, by the database)
@@ -41,6 +41,13 @@ export async function insertEvent(tx: Tx, event: OutboxEventRecord): Promise<voi
 
 /** Enabled endpoints of the account that chose this event type. */
 export async function subscribedEndpointIds(db: SqlExecutor, accountId: string, eventType: string): Promise<string[]> {
+  // Most accounts have no endpoint for most events. sql.js answers the join below in ~10 us even
+  // when nothing matches (a tenth of a submit's CPU, issue 17), the subscriptions' own index in
+  // well under one; the join runs only when there is a subscription (same answer either way).
+  if (dialectOf(db) === 'sqlite') {
+    const any = await db.get('SELECT 1 AS found FROM webhook_subscriptions WHERE account_id = ? AND event_type = ? LIMIT 1', [accountId, eventType]);
+    if (!any) return [];
+  }
   const rows = await db.all<{ id: string }>(
     `SELECT e.id AS id FROM webhook_subscriptions s
        JOIN webhook_endpoints e ON e.id = s.webhook_id

@@ -33,11 +33,26 @@ export interface SecretSealer {
  */
 export type SqlDialect = 'sqlite' | 'postgres';
 
+/**
+ * Rows a repository may remember between units of work, under a key naming them, until a write of
+ * theirs forgets them. Only an engine that is its database's one writer offers it (sql.js: one
+ * process, one transaction at a time), so nothing can change a row behind it; that engine empties
+ * it whenever a transaction rolls back or its memory is rebuilt from disk. A repository that
+ * remembers a row forgets it in every statement that changes the row, in the same transaction.
+ */
+export interface RowMemo {
+  get<T>(key: string): T | undefined;
+  set(key: string, value: unknown): void;
+  forget(key: string): void;
+}
+
 /** What a repository can do with the database inside one unit of work. */
 export interface SqlExecutor {
   readonly dialect?: SqlDialect;
   /** Seals and opens secret columns (see SecretSealer). */
   readonly sealer: SecretSealer;
+  /** Present on sql.js only (see RowMemo); absent, every read goes to the database. */
+  readonly memo?: RowMemo;
   /** A statement that changes data; returns the number of rows it changed. */
   run(sql: string, params?: SqlParams): Promise<{ changes: number }>;
   /** The first row of a query, or undefined. */

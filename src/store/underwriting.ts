@@ -23,8 +23,29 @@ interface RulesRow {
 
 const percentText = (value: number): string => new Decimal(value).toString();
 
-/** The account's rules, or undefined while it uses the defaults. */
+/** The memo's key (see RowMemo) for an account's rules (null: none, the defaults); every write of underwriting_rules forgets it. */
+const rulesKey = (accountId: string) => `underwriting-rules:${accountId}`;
+
+/**
+ * The account's rules, or undefined while it uses the defaults. Remembered where the engine offers
+ * a memo (sql.js), absence included: the rules change only through saveUnderwritingRules and
+ * deleteUnderwritingRules, which forget them.
+ */
 export async function findUnderwritingRules(db: SqlExecutor, accountId: string): Promise<StoredUnderwritingRules | undefined> {
+  const remembered = db.memo?.get<StoredUnderwritingRules | null>(rulesKey(accountId));
+  if (remembered !== undefined) return remembered ?? undefined;
+  const stored = await readUnderwritingRules(db, accountId);
+  db.memo?.set(rulesKey(accountId), stored ? deepFreeze(stored) : null);
+  return stored;
+}
+
+/** Frozen, so that no caller can change what the next one is given. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  return Object.freeze(value);
+}
+
+async function readUnderwritingRules(db: SqlExecutor, accountId: string): Promise<StoredUnderwritingRules | undefined> {
   const row = await db.get<RulesRow>(
     `SELECT max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent, min_credit_score,
        refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at
@@ -55,6 +76,7 @@ export async function saveUnderwritingRules(tx: SqlExecutor, accountId: string, 
     toCents(rules.loanAmount.referAtMost),
     updatedAt,
   ];
+  tx.memo?.forget(rulesKey(accountId));
   await tx.run(
     `INSERT INTO underwriting_rules (account_id, max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent,
        min_credit_score, refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at)
@@ -66,4 +88,10 @@ export async function saveUnderwritingRules(tx: SqlExecutor, accountId: string, 
        refer_max_amount_cents = excluded.refer_max_amount_cents, updated_at = excluded.updated_at`,
     [accountId, ...values],
   );
+}
+
+/** Removes the account's own rules (it decides with the defaults again); returns how many rows went (0 or 1). */
+export async function deleteUnderwritingRules(tx: SqlExecutor, accountId: string): Promise<number> {
+  tx.memo?.forget(rulesKey(accountId));
+  return (await tx.run('DELETE FROM underwriting_rules WHERE account_id = ?', [accountId])).changes;
 }

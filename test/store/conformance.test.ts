@@ -99,6 +99,47 @@ describe(`store conformance (${testEngine()})`, () => {
       await store.transaction((tx) => saveRateSheet(tx, accountId, sheet, T0));
       expect(await store.read((db) => findPricingContext(db, accountId))).toEqual({ currency: 'USD', sheetJson: sheet, updatedAt: T0 });
     });
+
+    // sql.js remembers these between transactions (RowMemo): every read must still see exactly what the database holds.
+    it('reads settings as they are after every change, a rolled-back change and a removal included', async () => {
+      const envId = newId('acc');
+      await store.transaction((tx) => insertAccount(tx, { accountId: envId, name: 'Settings Lending', email: 'ops@settings.test', currency: 'EUR', createdAt: T0 }));
+      const rules = (approveAtMost: number) => ({
+        debtToIncome: { approveAtMost, referAtMost: 50 },
+        loanToValue: { approveAtMost: 80, referAtMost: 95 },
+        creditScore: { approveAtLeast: 680, referAtLeast: 620 },
+        loanAmount: { approveAtMost: 1_000_000, referAtMost: 2_000_000 },
+      });
+      const context = () => store.read((db) => findPricingContext(db, envId));
+      const storedRules = () => store.read((db) => findUnderwritingRules(db, envId));
+      expect(await context()).toEqual({ currency: 'EUR', sheetJson: null, updatedAt: null });
+      expect(await storedRules()).toBeUndefined();
+
+      await store.transaction(async (tx) => {
+        await saveRateSheet(tx, envId, '{"v":1}', at(1));
+        await saveUnderwritingRules(tx, envId, rules(40), at(1));
+      });
+      expect(await context()).toEqual({ currency: 'EUR', sheetJson: '{"v":1}', updatedAt: at(1) });
+      expect(await storedRules()).toEqual({ rules: rules(40), updatedAt: at(1) });
+
+      // Changed and read inside a transaction that then fails: nothing of it is seen afterwards.
+      await expect(
+        store.transaction(async (tx) => {
+          await saveRateSheet(tx, envId, '{"v":2}', at(2));
+          await saveUnderwritingRules(tx, envId, rules(41), at(2));
+          expect(await findPricingContext(tx, envId)).toEqual({ currency: 'EUR', sheetJson: '{"v":2}', updatedAt: at(2) });
+          expect(await findUnderwritingRules(tx, envId)).toEqual({ rules: rules(41), updatedAt: at(2) });
+          throw new Error('refused after reading');
+        }),
+      ).rejects.toThrow('refused after reading');
+      expect(await context()).toEqual({ currency: 'EUR', sheetJson: '{"v":1}', updatedAt: at(1) });
+      expect(await storedRules()).toEqual({ rules: rules(40), updatedAt: at(1) });
+
+      const removed = await store.transaction((tx) => deleteEnvironmentData(tx, envId));
+      expect(removed.settingsReset).toBe(true);
+      expect(await context()).toEqual({ currency: 'EUR', sheetJson: null, updatedAt: null });
+      expect(await storedRules()).toBeUndefined();
+    });
   });
 
   describe('repositories', () => {

@@ -33,15 +33,18 @@ export interface UnderwritingFacts {
 /** Percentages in reasons carry three decimals, rounded half-up; the rounded value is judged. */
 const PERCENT_PLACES = 3;
 
-/** What a value does against a rule's limits. */
+/**
+ * What a value does against a rule's limits. Compared as numbers: that is comparing the decimals
+ * decimal.js reads them as (each number's shortest form), since distinct doubles have disjoint,
+ * ordered rounding intervals and each shortest form lies in its own.
+ */
 export function judge(direction: RuleDirection, threshold: number, referralLimit: number, value: number): RuleEffect {
-  const v = new Decimal(value);
   if (direction === 'max') {
-    if (v.lte(threshold)) return 'approve';
-    return v.lte(referralLimit) ? 'refer' : 'decline';
+    if (value <= threshold) return 'approve';
+    return value <= referralLimit ? 'refer' : 'decline';
   }
-  if (v.gte(threshold)) return 'approve';
-  return v.gte(referralLimit) ? 'refer' : 'decline';
+  if (value >= threshold) return 'approve';
+  return value >= referralLimit ? 'refer' : 'decline';
 }
 
 /** Back-end debt-to-income, percent: (new payment + other monthly debts) over gross monthly income. */

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { resealSecrets } from '../sealedColumns.ts';
-import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import type { Row, RowMemo, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
 import { SecretsKeyFromEnvironmentError, StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
 import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
 import { Journal, encodeRecord, parseJournal, recoverJournal } from './journal.ts';
@@ -66,7 +66,7 @@ export interface StoreStats {
   lsn: number;
   /** LSN of the last write transaction known durable. */
   durableLsn: number;
-  /** Journal fsyncs since open (group commit makes this far fewer than commits). */
+  /** Durable journal writes since open (each an fsync; group commit makes them far fewer than commits). */
   fsyncs: number;
   checkpoints: number;
 }
@@ -121,6 +121,28 @@ function bindable(params: SqlParams | undefined): SqlValue[] {
   });
 }
 
+/** Rows remembered at most (see RowMemo); the oldest is forgotten beyond. */
+const MEMO_MAX_ROWS = 10_000;
+
+/** This engine's RowMemo: it is the database's one writer, and empties the memo on rollback and rebuild. */
+class Memo implements RowMemo {
+  private readonly rows = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.rows.get(key) as T | undefined;
+  }
+  set(key: string, value: unknown): void {
+    this.rows.delete(key);
+    if (this.rows.size >= MEMO_MAX_ROWS) this.rows.delete(this.rows.keys().next().value!);
+    this.rows.set(key, value);
+  }
+  forget(key: string): void {
+    this.rows.delete(key);
+  }
+  clear(): void {
+    this.rows.clear();
+  }
+}
+
 /** Statements read through tx.get/tx.all that need no journal record. */
 function isPureRead(sql: string): boolean {
   const head = sql.trimStart().slice(0, 6).toUpperCase();
@@ -166,6 +188,8 @@ class SqlJsEngine implements SqlJsStore {
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
   private readonly jobContext = new AsyncLocalStorage<object>();
   private currentJob: object | null = null;
+  /** Shared by every executor; emptied when a transaction rolls back and when memory is rebuilt. */
+  private readonly memo = new Memo();
   private tail: Promise<unknown> = Promise.resolve();
   private lsn = 0;
   private checkpoints = 0;
@@ -341,6 +365,7 @@ class SqlJsEngine implements SqlJsStore {
       };
       const executor: SqlExecutor = {
         sealer: this.keyring,
+        memo: this.memo,
         run: async () => {
           throw new Error('run() is not allowed inside read(); use transaction()');
         },
@@ -572,6 +597,7 @@ class SqlJsEngine implements SqlJsStore {
     }
     const records = parseJournal(await readFile(this.files.journal), this.files.journal).records;
     this.forgetStatements();
+    this.memo.clear();
     this.db.close();
     this.db = image ? new this.SQL.Database(image) : new this.SQL.Database();
     const snapshotLsn = this.initDatabase();
@@ -601,6 +627,7 @@ class SqlJsEngine implements SqlJsStore {
       };
       const tx: Tx = {
         sealer: this.keyring,
+        memo: this.memo,
         run: async (sql, params) => guard(sql, params, 'run') as { changes: number },
         get: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'get') as R | undefined,
         all: async <R extends object = Row>(sql: string, params?: SqlParams) => guard(sql, params, 'all') as R[],
@@ -622,6 +649,8 @@ class SqlJsEngine implements SqlJsStore {
       } catch (err) {
         active = false;
         this.rollback();
+        // The transaction may have remembered rows it had changed itself.
+        this.memo.clear();
         throw err;
       }
       if (frame === null) return { value, durable: this.journal.flushed() };

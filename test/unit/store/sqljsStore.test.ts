@@ -435,17 +435,21 @@ describe('sql.js store durability', () => {
   it('a journal write failure rejects the transaction and degrades the store: reads go on, writes are refused until a write succeeds again', async () => {
     const disk = { full: false };
     const faults = {
+      // The disk refuses the store's probe while it is "full"; the journal's own write fails below.
       beforeWrite(path: string) {
-        if (disk.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
+        if (disk.full && !path.endsWith('journal.log')) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
       },
     };
     const logs: string[] = [];
     const { dir, store } = await fresh('fsync-failure', { faults, storageProbeIntervalMs: 20, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
     await insert(store, 'ok');
     const probe = await openFile(join(dir, 'journal.log'), 'r');
-    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    const proto = Object.getPrototypeOf(probe) as { write: () => Promise<unknown>; datasync: () => Promise<void> };
     await probe.close();
-    const spy = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+    // The journal's write is durable when it returns (O_DSYNC) or followed by datasync: fail whichever makes it durable.
+    const eio = () => Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+    const spies = [vi.spyOn(proto, 'write').mockRejectedValueOnce(eio()), vi.spyOn(proto, 'datasync').mockRejectedValueOnce(eio())];
+    const spy = { mockRestore: () => spies.forEach((s) => s.mockRestore()) };
     disk.full = true; // the probe keeps failing until the disk is freed
     try {
       const err = await insert(store, 'lost').catch((e: unknown) => e);
@@ -472,6 +476,44 @@ describe('sql.js store durability', () => {
     const again = await open(image, noMigrations);
     expect(await names(again)).toEqual(['ok', 'healed']); // 'lost' was never acknowledged and is not there
     await again.close();
+  });
+
+  it('its row memo forgets what a rolled-back transaction or one that never became durable remembered', async () => {
+    const disk = { full: false };
+    const faults = {
+      beforeWrite(path: string) {
+        if (disk.full) throw Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: 'ENOSPC', path });
+      },
+    };
+    const { store } = await fresh('memo', { faults, storageProbeIntervalMs: 20 });
+    const remembered = () => store.read(async (db) => db.memo!.get<string>('last'));
+    await store.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['kept']);
+      tx.memo!.set('last', 'kept');
+    });
+    expect(await remembered()).toBe('kept');
+
+    await expect(
+      store.transaction(async (tx) => {
+        tx.memo!.set('last', 'rolled back');
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await remembered()).toBeUndefined();
+
+    await store.transaction(async (tx) => tx.memo!.set('last', 'kept'));
+    disk.full = true;
+    const failed = store.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['lost']);
+      tx.memo!.set('last', 'lost');
+    });
+    await expect(failed).rejects.toBeInstanceOf(StorageUnavailableError);
+    disk.full = false;
+    await eventually(() => store.storageState() === 'ok');
+    // Memory was rebuilt from disk without 'lost': the memo must not remember it either.
+    expect(await remembered()).toBeUndefined();
+    expect(await names(store)).toEqual(['kept']);
+    await store.close();
   });
 
   it('rejects work after close', async () => {

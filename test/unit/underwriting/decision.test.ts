@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -276,5 +277,23 @@ describe('checkRules', () => {
       creditScore: { approveAtLeast: 620, referAtLeast: 640 },
     };
     expect(checkRules(broken).map((p) => p.pointer)).toEqual(['/debtToIncome/referAtMost', '/creditScore/referAtLeast']);
+  });
+});
+
+describe('judge', () => {
+  // The decimal.js comparison judge made, kept as the reference it must equal.
+  const reference = (direction: 'max' | 'min', threshold: number, referralLimit: number, value: number) => {
+    const v = new Decimal(value);
+    if (direction === 'max') return v.lte(threshold) ? 'approve' : v.lte(referralLimit) ? 'refer' : 'decline';
+    return v.gte(threshold) ? 'approve' : v.gte(referralLimit) ? 'refer' : 'decline';
+  };
+  it('decides as the comparison of decimals did, for any numbers', () => {
+    const number = fc.oneof(fc.double({ noNaN: true }), fc.integer({ min: 0, max: 100_000 }).map((t) => t / 1000), fc.constantFrom(0, -0, 43, 43.0001));
+    fc.assert(
+      fc.property(fc.constantFrom('max' as const, 'min' as const), number, number, number, (direction, threshold, referralLimit, value) => {
+        expect(judge(direction, threshold, referralLimit, value)).toBe(reference(direction, threshold, referralLimit, value));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
