@@ -11,8 +11,8 @@
  * - several instances on one PostgreSQL database: the revoking transaction notifies
  *   API_KEYS_CHANNEL, delivered to every instance at commit, and each forgets on it. Should a
  *   notification be lost (the LISTEN connection down, or dead without anyone noticing yet), an
- *   entry is trusted for SHARED_CACHE_TTL_MS at most: no instance accepts a revoked key longer
- *   than that after the revocation committed.
+ *   entry is trusted for SHARED_CACHE_TTL_MS at most (by the context's clock, like every decision
+ *   on time): no instance accepts a revoked key longer than that after the revocation committed.
  * On sql.js one process alone opens the data directory (the admin command line goes through the
  * server's socket), so nothing can revoke behind this process's back and entries need no age limit.
  */
@@ -59,14 +59,14 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
 
   async function lookUp(secretHash: string): Promise<ApiKeyRecord | undefined> {
     const entry = remembered.get(secretHash);
-    if (entry && performance.now() - entry.readAt < ttlMs) return entry.key;
+    if (entry && clock.now().getTime() - entry.readAt < ttlMs) return entry.key;
     if (!listening) {
       // Subscribed on first use, so an admin command that never authenticates opens no LISTEN connection.
       listening = true;
       store.listen?.(API_KEYS_CHANNEL, forget);
     }
     const startedIn = generation;
-    const readAt = performance.now();
+    const readAt = clock.now().getTime();
     const key = await store.read((db) => findApiKeyByHash(db, secretHash));
     if (key && !key.revokedAt && startedIn === generation) {
       remembered.delete(secretHash);
