@@ -47,9 +47,45 @@ export function judge(direction: RuleDirection, threshold: number, referralLimit
   return value >= referralLimit ? 'refer' : 'decline';
 }
 
+/** Whole cents of an amount with at most two decimals (exact below 2^50), else null. */
+function exactCents(amount: number): number | null {
+  const cents = Math.round(amount * 100);
+  return Math.abs(cents) <= 2 ** 50 && cents / 100 === amount ? cents : null;
+}
+
+/**
+ * n / d rounded half-up to a whole number k, as the JSON number k / 1000 (thousandths of a
+ * percent), for exact integers 0 ≤ n < 2^53 and 0 < d < 2^53 and a result below 10^9 (a million
+ * percent); null when the ratio lies within 5·10^-10 of a half, or out of that range. The
+ * decimal.js computations below divide at 20 significant digits: a relative error under 10^-19,
+ * under 10^-10 of a unit at these sizes, so wherever the exact ratio is farther than that from a
+ * half both round to the same k.
+ */
+function roundedThousandths(n: number, d: number): number | null {
+  if (!(Number.isSafeInteger(n) && n >= 0 && Number.isSafeInteger(d) && d > 0)) return null;
+  let q = Math.floor(n / d);
+  // n − q·d exactly (q·d ≤ n < 2^53), with q one lower should the division have rounded up.
+  let remainder = n - q * d;
+  if (remainder < 0) {
+    q -= 1;
+    remainder += d;
+  }
+  if (q >= 1e9 || Math.abs(2 * remainder - d) <= d * 1e-9) return null;
+  return (2 * remainder >= d ? q + 1 : q) / 1000;
+}
+
 /** Back-end debt-to-income, percent: (new payment + other monthly debts) over gross monthly income. */
 export function debtToIncomePercent(monthlyPayment: number, monthlyDebts: number, annualIncome: number): number | null {
   if (annualIncome <= 0) return null;
+  // In thousandths of a percent: 1200 · (payment + debts) / income · 1000, all in cents.
+  const payment = exactCents(monthlyPayment);
+  const debts = exactCents(monthlyDebts);
+  const income = exactCents(annualIncome);
+  // 1,200,000 · (payment + debts) stays an exact integer below 2^53 up to 7,505,999,378 cents.
+  if (payment !== null && debts !== null && income !== null && payment + debts <= 7_505_999_378) {
+    const fast = roundedThousandths(1_200_000 * (payment + debts), income);
+    if (fast !== null) return fast;
+  }
   const monthlyIncome = new Decimal(annualIncome).dividedBy(12);
   return new Decimal(monthlyPayment)
     .plus(monthlyDebts)
@@ -61,6 +97,13 @@ export function debtToIncomePercent(monthlyPayment: number, monthlyDebts: number
 
 /** Loan-to-value, percent. */
 export function loanToValuePercent(amount: number, propertyValue: number): number {
+  const amountCents = exactCents(amount);
+  const valueCents = exactCents(propertyValue);
+  // 100,000 · amount stays an exact integer below 2^53 up to 90,071,992,547 cents.
+  if (amountCents !== null && valueCents !== null && amountCents <= 90_071_992_547) {
+    const fast = roundedThousandths(100_000 * amountCents, valueCents);
+    if (fast !== null) return fast;
+  }
   return new Decimal(amount).dividedBy(propertyValue).times(100).toDecimalPlaces(PERCENT_PLACES, Decimal.ROUND_HALF_UP).toNumber();
 }
 

@@ -699,6 +699,20 @@ class SqlJsEngine implements SqlJsStore {
   private forgetStatements(): void {
     for (const stmt of this.statements.values()) stmt.free();
     this.statements.clear();
+    this.names = new WeakMap();
+  }
+
+  /** Each cached statement's result column names: a call into SQLite and a string per column, once. */
+  private names = new WeakMap<Statement, string[]>();
+
+  /** The statement's column names; asked again should a row not have as many values (a re-prepared statement). */
+  private columnNames(stmt: Statement, count: number): string[] {
+    let names = this.names.get(stmt);
+    if (names === undefined || names.length !== count) {
+      names = stmt.getColumnNames();
+      this.names.set(stmt, names);
+    }
+    return names;
   }
 
   /** Runs one prepared statement (only the first statement of `sql`). */
@@ -706,7 +720,15 @@ class SqlJsEngine implements SqlJsStore {
     const stmt = this.prepared(sql);
     try {
       if (params.length > 0) stmt.bind(params as BindParams);
-      if (mode === 'get') return stmt.step() ? (stmt.getAsObject() as Row) : undefined;
+      if (mode === 'get') {
+        if (!stmt.step()) return undefined;
+        // The row as getAsObject() builds it, without asking SQLite for every column's name again.
+        const values = stmt.get();
+        const names = this.columnNames(stmt, values.length);
+        const row: Row = {};
+        for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlValue;
+        return row;
+      }
       if (mode === 'values') {
         // stmt.get() is already a fresh array of the row's values: no object, no keyed stores.
         const values: SqlValue[][] = [];
@@ -717,9 +739,10 @@ class SqlJsEngine implements SqlJsStore {
       if (mode === 'all') {
         // The column names once per statement: getAsObject() reads them again for every row,
         // which costs as much as reading the values (about 3× slower for a wide row).
-        const names = stmt.getColumnNames();
+        let names: string[] | undefined;
         while (stmt.step()) {
           const values = stmt.get();
+          names ??= this.columnNames(stmt, values.length);
           const row: Row = {};
           for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlValue;
           rows.push(row);

@@ -297,3 +297,58 @@ describe('judge', () => {
     );
   });
 });
+
+describe('debtToIncomePercent and loanToValuePercent', () => {
+  // The decimal.js computations they were, kept as the reference they must equal bit for bit.
+  const reference = {
+    dti: (payment: number, debts: number, income: number) =>
+      income <= 0
+        ? null
+        : new Decimal(payment).plus(debts).dividedBy(new Decimal(income).dividedBy(12)).times(100).toDecimalPlaces(3, Decimal.ROUND_HALF_UP).toNumber(),
+    ltv: (amount: number, value: number) => new Decimal(amount).dividedBy(value).times(100).toDecimalPlaces(3, Decimal.ROUND_HALF_UP).toNumber(),
+  };
+  const money = fc.oneof(
+    fc.integer({ min: 0, max: 100_000_000_000 }).map((c) => c / 100),
+    fc.integer({ min: 0, max: 2_000_000 }).map((c) => c / 100),
+    fc.double({ min: 0, max: 1e12, noNaN: true }),
+  );
+  it('give what decimal.js gave, for any amounts', () => {
+    fc.assert(
+      fc.property(money, money, money, (a, b, c) => {
+        expect(Object.is(debtToIncomePercent(a, b, c), reference.dti(a, b, c))).toBe(true);
+        if (b > 0) expect(Object.is(loanToValuePercent(a, b), reference.ltv(a, b))).toBe(true);
+      }),
+      { numRuns: 30_000 },
+    );
+  });
+  it('give what decimal.js gave at exact halves and next to them', () => {
+    // 1,200,000 · s / i = k + ½ exactly: i = 2,400,000 · s / (2k + 1), with s a multiple of 2k + 1.
+    for (const k of [0, 1, 7, 4_999, 37_123, 999_999]) {
+      for (const step of [1, 3, 11]) {
+        const s = (2 * k + 1) * step;
+        const income = (2_400_000 * step) / 1; // cents
+        for (const delta of [-2, -1, 0, 1, 2]) {
+          const i = income + delta;
+          const args = [s / 100, 0, i / 100] as const;
+          expect(Object.is(debtToIncomePercent(...args), reference.dti(...args)), `${args}`).toBe(true);
+          expect(Object.is(loanToValuePercent(s / 100, i / 100), reference.ltv(s / 100, i / 100)), `${args}`).toBe(true);
+        }
+      }
+    }
+    // Halves whose monthly income (income / 12) decimal.js must round: 1,200,000 · j·t / (800,000 · t) = 1.5 · j, j odd.
+    for (const j of [1, 5, 7, 333, 12_345]) {
+      for (const t of [1, 2, 7, 1_000_001]) {
+        const args = [(j * t) / 100, 0, (800_000 * t) / 100] as const;
+        expect(Object.is(debtToIncomePercent(...args), reference.dti(...args)), `${args}`).toBe(true);
+      }
+    }
+    // LTV halves with a quotient decimal.js rounds: 100,000 · a / v = k + ½ for v = 3 · 2^7 · 5^... : v = 600,000 · t / 3, a = (2k+1) · t.
+    for (const k of [0, 4, 1_234]) {
+      for (const t of [1, 2, 5]) {
+        const v = 200_000 * t;
+        const a = ((2 * k + 1) * t) / 1;
+        expect(Object.is(loanToValuePercent(a / 100, v / 100), reference.ltv(a / 100, v / 100)), `${a} ${v}`).toBe(true);
+      }
+    }
+  });
+});
