@@ -35,6 +35,7 @@ import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
 import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
 import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from './migrate.ts';
+import { instantiateCapturingMemory, openRawReader, type RawReader } from './rawReads.ts';
 import type { Migration } from './migrate.ts';
 import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from './sealing.ts';
 
@@ -102,10 +103,12 @@ const CHECKPOINT_RETRY_MS = 30_000;
 const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KEY CHECK (id = 1), last_lsn INTEGER NOT NULL)';
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
+/** sql.js's WebAssembly memory, for the raw reads (see rawReads.ts); null until caught. */
+let sqlJsMemory: Parameters<typeof openRawReader>[2] = null;
 function loadSqlJs(): Promise<SqlJsStatic> {
   if (!sqlJs) {
     const wasm = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
-    sqlJs = initSqlJs({ locateFile: () => wasm });
+    sqlJs = initSqlJs({ locateFile: () => wasm, ...instantiateCapturingMemory(wasm, (memory) => (sqlJsMemory = memory)) } as Parameters<typeof initSqlJs>[0]);
     sqlJs.catch(() => (sqlJs = undefined));
   }
   return sqlJs;
@@ -677,6 +680,8 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   private readonly statements = new Map<string, Statement>();
+  /** values() through SQLite's C functions (rawReads.ts), made per database; null where sql.js does not allow it. */
+  private raw: RawReader | null | undefined;
 
   /** A prepared statement for this SQL, from the cache (least recently used evicted). */
   private prepared(sql: string): Statement {
@@ -695,11 +700,13 @@ class SqlJsEngine implements SqlJsStore {
     return stmt;
   }
 
-  /** db.export() frees every prepared statement; the cache must forget them first. */
+  /** db.export() frees every prepared statement; the caches must forget them first (and the raw reader belongs to this database). */
   private forgetStatements(): void {
     for (const stmt of this.statements.values()) stmt.free();
     this.statements.clear();
     this.names = new WeakMap();
+    this.raw?.forget();
+    this.raw = undefined;
   }
 
   /** Each cached statement's result column names: a call into SQLite and a string per column, once. */
@@ -717,6 +724,10 @@ class SqlJsEngine implements SqlJsStore {
 
   /** Runs one prepared statement (only the first statement of `sql`). */
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | SqlValue[][] | undefined {
+    if (mode === 'values') {
+      this.raw ??= openRawReader(this.SQL, this.db, sqlJsMemory);
+      if (this.raw !== null) return this.raw.values(sql, params);
+    }
     const stmt = this.prepared(sql);
     try {
       if (params.length > 0) stmt.bind(params as BindParams);

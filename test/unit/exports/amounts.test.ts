@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { centsToDecimal, formatCents, type AmountStyle } from '../../../src/domain/exports/amounts.ts';
+import { centsToDecimal, formatCents, integerDigits, type AmountStyle } from '../../../src/domain/exports/amounts.ts';
 
 describe('centsToDecimal', () => {
   it.each([
@@ -29,6 +29,19 @@ describe('centsToDecimal', () => {
   it('refuses what is not a whole number of cents', () => {
     expect(() => centsToDecimal(1.5)).toThrow(RangeError);
     expect(() => centsToDecimal(2 ** 60)).toThrow(RangeError);
+  });
+});
+
+describe('integerDigits', () => {
+  it('writes any safe integer as String() does', () => {
+    for (const n of [0, 9, 10, 999, 1000, 1001, 999_999, 1_000_000, 999_999_999, 1e9, -1, -1000, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) {
+      expect(integerDigits(n)).toBe(String(n));
+    }
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: 0, max: 2_000_000_000 }), fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER })), (n) => {
+        expect(integerDigits(n)).toBe(String(n));
+      }),
+    );
   });
 });
 
