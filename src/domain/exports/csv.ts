@@ -205,7 +205,7 @@ export class CsvWriter {
     if (value === null) return '';
     switch (this.kinds[c]) {
       case TEXT:
-        return startsLikeFormula(value as string) ? "'" + (value as string) : (value as string);
+        return neutraliseFormula(value as string);
       case MONEY: {
         const style = this.layout.amountStyle;
         return style === null ? centsToDecimal(value as number) : formatCents(value as number, style);

@@ -6,7 +6,7 @@
  */
 import { CsvWriter, builtInCsvLayout, customCsvLayout, type CsvFormatOptions } from './csv.ts';
 import { EXPORT_FIELDS, type ExportSource, type FieldDefinition } from './fields.ts';
-import { jsonRecordWriter } from './json.ts';
+import { JsonRecords } from './json.ts';
 import { mismoDeal, mismoEpilogue, mismoPrologue } from './mismo.ts';
 
 export const BUILT_IN_FORMATS = ['json', 'ndjson', 'csv'] as const;
@@ -79,10 +79,10 @@ export interface ExportWriter {
 }
 
 class JsonWriter implements ExportWriter {
-  private readonly record: (row: ExportSource) => string;
+  private readonly records: JsonRecords;
   private first = true;
   constructor(fields: readonly FieldDefinition[]) {
-    this.record = jsonRecordWriter(fields);
+    this.records = new JsonRecords(fields);
   }
   begin(): string {
     return '{"data":[';
@@ -90,7 +90,7 @@ class JsonWriter implements ExportWriter {
   batch(rows: readonly ExportSource[]): string {
     let out = '';
     for (const row of rows) {
-      out += (this.first ? '\n' : ',\n') + this.record(row);
+      out = this.records.append(out + (this.first ? '\n' : ',\n'), row);
       this.first = false;
     }
     return out;
@@ -101,16 +101,16 @@ class JsonWriter implements ExportWriter {
 }
 
 class NdjsonWriter implements ExportWriter {
-  private readonly record: (row: ExportSource) => string;
+  private readonly records: JsonRecords;
   constructor(fields: readonly FieldDefinition[]) {
-    this.record = jsonRecordWriter(fields);
+    this.records = new JsonRecords(fields);
   }
   begin(): string {
     return '';
   }
   batch(rows: readonly ExportSource[]): string {
     let out = '';
-    for (const row of rows) out += this.record(row) + '\n';
+    for (const row of rows) out = this.records.append(out, row) + '\n';
     return out;
   }
   end(): string {

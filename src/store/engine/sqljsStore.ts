@@ -725,7 +725,7 @@ class SqlJsEngine implements SqlJsStore {
   /** Runs one prepared statement (only the first statement of `sql`). */
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | SqlValue[][] | undefined {
     if (mode === 'values') {
-      this.raw ??= openRawReader(this.SQL, this.db, sqlJsMemory);
+      if (this.raw === undefined) this.raw = openRawReader(this.SQL, this.db, sqlJsMemory);
       if (this.raw !== null) return this.raw.values(sql, params);
     }
     const stmt = this.prepared(sql);

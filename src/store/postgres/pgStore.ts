@@ -121,14 +121,15 @@ class PgEngine implements PgStore {
 
   // ---- executors -----------------------------------------------------------------------
 
-  private query(client: pg.PoolClient | pg.Client, sql: string, params: SqlParams | undefined): Promise<pg.QueryResult> {
+  private query(client: pg.PoolClient | pg.Client, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
     const text = toPgPlaceholders(sql);
     let name = this.statementNames.get(text);
     if (name === undefined && this.statementNames.size < PREPARED_LIMIT) {
       name = `mos_${this.statementNames.size}`;
       this.statementNames.set(text, name);
     }
-    return client.query(name === undefined ? { text, values: pgParams(params) } : { name, text, values: pgParams(params) });
+    const values = pgParams(params);
+    return client.query(name === undefined ? { text, values, ...(rowMode ? { rowMode } : {}) } : { name, text, values, ...(rowMode ? { rowMode } : {}) });
   }
 
   private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }): { executor: Tx; finish(): void } {
@@ -166,8 +167,9 @@ class PgEngine implements PgStore {
       values: async (sql, params) => {
         check(sql);
         if (!isPureRead(sql)) throw new Error('values() is for SELECT statements only');
-        // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans.
-        const result = await client.query({ text: toPgPlaceholders(sql), values: pgParams(params), rowMode: 'array' });
+        // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans. Prepared
+        // like every other statement: an export runs its verification query once per batch.
+        const result = await this.query(client, sql, params, 'array');
         return result.rows as SqlValue[][];
       },
     };
