@@ -58,6 +58,11 @@ export interface SqlJsStoreOptions {
   storageProbeIntervalMs?: number;
   /** Tests only: a fault-injecting file layer (e.g. a simulated full disk). */
   faults?: FaultInjector;
+  /**
+   * Tests only: false reads values() through sql.js's Statement.get(), the path the engine takes
+   * when sql.js no longer offers what the raw reader needs (see rawReads.ts), so that path stays tested.
+   */
+  rawReads?: boolean;
 }
 
 export interface StoreStats {
@@ -222,6 +227,7 @@ class SqlJsEngine implements SqlJsStore {
     this.checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.probeIntervalMs = options.storageProbeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
     this.faults = options.faults;
+    this.rawReadsAllowed = options.rawReads !== false;
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { dataDir: files.dir, ...fields });
   }
@@ -682,6 +688,7 @@ class SqlJsEngine implements SqlJsStore {
   private readonly statements = new Map<string, Statement>();
   /** values() through SQLite's C functions (rawReads.ts), made per database; null where sql.js does not allow it. */
   private raw: RawReader | null | undefined;
+  private readonly rawReadsAllowed: boolean;
 
   /** A prepared statement for this SQL, from the cache (least recently used evicted). */
   private prepared(sql: string): Statement {
@@ -725,7 +732,7 @@ class SqlJsEngine implements SqlJsStore {
   /** Runs one prepared statement (only the first statement of `sql`). */
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | SqlValue[][] | undefined {
     if (mode === 'values') {
-      if (this.raw === undefined) this.raw = openRawReader(this.SQL, this.db, sqlJsMemory);
+      if (this.raw === undefined) this.raw = this.rawReadsAllowed ? openRawReader(this.SQL, this.db, sqlJsMemory) : null;
       if (this.raw !== null) return this.raw.values(sql, params);
     }
     const stmt = this.prepared(sql);

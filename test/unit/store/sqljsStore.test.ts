@@ -130,8 +130,11 @@ describe('sql.js store durability', () => {
     await store.close();
   });
 
-  it('values() gives each row as an array of its values in the SELECT order, in reads and transactions', async () => {
-    const { store } = await fresh('values');
+  it.each([
+    ['through the raw reader', 'values-raw', {}],
+    ['through sql.js Statement.get() (the fallback when sql.js offers no raw reads)', 'values-fallback', { rawReads: false }],
+  ])('values() gives each row as an array of its values in the SELECT order, in reads and transactions, %s', async (_how, dirName, options) => {
+    const { store } = await fresh(dirName, options);
     const inTx = await store.transaction(async (tx) => {
       await tx.run("INSERT INTO items (name, data) VALUES ('x', NULL), ('y', x'01')");
       return tx.values('SELECT name, id, data FROM items ORDER BY id');
