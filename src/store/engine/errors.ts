@@ -14,33 +14,32 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * A write to the data directory failed (a full disk, an I/O error): the store is degraded. Writes
- * are refused until a write succeeds again; reads keep answering from memory. The HTTP edge maps
- * it to 503 `storage_unavailable` with `Retry-After: retryAfterSeconds`.
+ * The store cannot serve now but will by itself: callers are told to retry after
+ * `retryAfterSeconds`. Each kind below says what failed; the HTTP edge maps each to its 503.
  */
-export class StorageUnavailableError extends StoreUnavailableError {
+export abstract class StoreUnavailableForNowError extends StoreUnavailableError {
   readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
     super(message, options);
-    this.name = 'StorageUnavailableError';
+    this.name = new.target.name;
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 /**
+ * A write to the data directory failed (a full disk, an I/O error): the store is degraded. Writes
+ * are refused until a write succeeds again; reads keep answering from memory. The HTTP edge maps
+ * it to 503 `storage_unavailable`.
+ */
+export class StorageUnavailableError extends StoreUnavailableForNowError {}
+
+/**
  * PostgreSQL: the database cannot be reached, or it ended the connection (the server is down or
  * restarting, out of connections, the network failed). The instance stays up and `GET /readyz`
- * says not ready meanwhile; the HTTP edge maps it to 503 `database_unavailable` with
- * `Retry-After: retryAfterSeconds`, since the caller can do nothing but try again later.
+ * says not ready meanwhile; the HTTP edge maps it to 503 `database_unavailable`, since the caller
+ * can do nothing but try again later.
  */
-export class DatabaseUnavailableError extends StoreUnavailableError {
-  readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'DatabaseUnavailableError';
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
+export class DatabaseUnavailableError extends StoreUnavailableForNowError {}
 
 /** A file operation in the data directory failed; the message names the file and the reason. */
 export class StorageWriteError extends Error {
