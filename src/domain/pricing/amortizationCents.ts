@@ -73,6 +73,24 @@ export function monthlyPaymentCents(principalCents: number, rateThousandths: num
   return decimalToScaled(monthlyPayment(centsDecimal(principalCents), thousandthsDecimal(rateThousandths), termYears), 2);
 }
 
+const TWICE_DENOMINATOR = 2 * RATE_DENOMINATOR;
+const INVERSE_TWICE_DENOMINATOR = 1 / TWICE_DENOMINATOR;
+
+/**
+ * A month's interest in cents, round-half-up(balance × t / 1,200,000) = ⌊(2·balance·t + D) / 2D⌋,
+ * for 2·balance·t + D below 2^52 (the caller checks), where every step below is exact in doubles.
+ * The quotient is taken as a product with 1/2D, as a division is the slowest step of the schedule's
+ * walk and each month waits for the last: the product is off by far less than one, so its floor is
+ * the quotient's or one either side of it, and the exact remainder says which.
+ */
+export function monthlyInterestCents(balanceCents: number, rateThousandths: number): number {
+  const twice = 2 * rateThousandths * balanceCents + RATE_DENOMINATOR;
+  const interest = Math.floor(twice * INVERSE_TWICE_DENOMINATOR);
+  const remainder = twice - interest * TWICE_DENOMINATOR;
+  if (remainder < 0) return interest - 1;
+  return remainder >= TWICE_DENOMINATOR ? interest + 1 : interest;
+}
+
 /**
  * Walks the schedule in integer cents and returns its totals. The monthly interest is
  * round-half-up(balance × t / 1,200,000) = ⌊(2·balance·t + 1,200,000) / 2,400,000⌋.
@@ -92,18 +110,13 @@ export function scheduleTotals(principalCents: number, rateThousandths: number, 
       totalOfPaymentsCents: decimalToScaled(summary.totalOfPayments, 2),
     };
   }
-  const twiceDenominator = 2 * RATE_DENOMINATOR;
   let balance = principalCents;
   let totalInterest = 0;
   let totalOfPayments = 0;
   let lastPayment = 0;
   let count = 0;
   for (let month = 1; month <= n && balance > 0; month++) {
-    // 2·balance·t + D < 2^52 (balance never exceeds the principal) is an exact double, and so is
-    // ⌊twice / 2D⌋ taken from the rounded quotient: a quotient short of an integer by at least
-    // 1/2D stays short of it when rounded (it would need twice ≥ 2^53).
-    const twice = 2 * balance * t + RATE_DENOMINATOR;
-    const interest = Math.floor(twice / twiceDenominator);
+    const interest = monthlyInterestCents(balance, t);
     const owed = balance + interest;
     // The final month, or an earlier month when the rounded-up payment has already caught up.
     const thisPayment = month === n || owed <= payment ? owed : payment;

@@ -7,7 +7,7 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { monthlyPaymentCents, scheduleTotals } from '../../../src/domain/pricing/amortizationCents.ts';
+import { monthlyInterestCents, monthlyPaymentCents, scheduleTotals } from '../../../src/domain/pricing/amortizationCents.ts';
 import { aprThousandths, solveInDoubles, type PaymentStream } from '../../../src/domain/pricing/aprBinary.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type PricingOutcome, type PricingRefusal } from '../../../src/domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, type RateSheet } from '../../../src/domain/pricing/rateSheet.ts';
@@ -227,6 +227,34 @@ describe('monthlyPaymentCents and scheduleTotals', () => {
         ]);
       }),
       { numRuns: 3000, examples: [[1610081900, 2050, 3], [100_002, 0, 1], [100_080, 0, 40], [100_000, 1, 1]] },
+    );
+  });
+
+  it('round each month’s interest half-up exactly, on and beside every kind of boundary', () => {
+    const D = 1_200_000n;
+    const exact = (balance: number, t: number) => Number((2n * BigInt(balance) * BigInt(t) + D) / (2n * D));
+    // Balances whose interest is exactly k + ½ cent, exactly k cents, and one cent either side, up to the
+    // largest balance the walk takes in doubles (2·balance·t + D < 2^52).
+    for (const t of [1, 7, 999, 6_125, 25_000, 30_000, 50_000]) {
+      const largest = Math.floor((2 ** 52 - 1 - 1_200_000) / (2 * t));
+      for (const k of [0, 1, 2, 1_000, 123_457, Math.floor((largest * t) / 1_200_000) - 1]) {
+        for (const numerator of [k * 1_200_000 + 600_000, k * 1_200_000]) {
+          if (numerator % t !== 0) continue;
+          const balance = numerator / t;
+          for (const b of [balance - 1, balance, balance + 1]) {
+            if (b >= 0 && b <= largest) expect(monthlyInterestCents(b, t), `${b} at ${t}`).toBe(exact(b, t));
+          }
+        }
+      }
+      for (const b of [0, 1, largest - 1, largest]) expect(monthlyInterestCents(b, t), `${b} at ${t}`).toBe(exact(b, t));
+    }
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 50_000 }), fc.double({ min: 0, max: 1, noNaN: true }), (t, share) => {
+        const largest = t === 0 ? 5_000_000_000 : Math.floor((2 ** 52 - 1 - 1_200_000) / (2 * t));
+        const balance = Math.floor(share * largest);
+        expect(monthlyInterestCents(balance, t)).toBe(exact(balance, t));
+      }),
+      { numRuns: 20_000 },
     );
   });
 
