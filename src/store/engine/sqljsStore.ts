@@ -35,7 +35,7 @@ import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
 import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
 import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from './migrate.ts';
-import { instantiateCapturingMemory, openRawReader, type RawReader } from './rawReads.ts';
+import { instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
 import type { Migration } from './migrate.ts';
 import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from './sealing.ts';
 
@@ -59,10 +59,10 @@ export interface SqlJsStoreOptions {
   /** Tests only: a fault-injecting file layer (e.g. a simulated full disk). */
   faults?: FaultInjector;
   /**
-   * Tests only: false reads values() through sql.js's Statement.get(), the path the engine takes
-   * when sql.js no longer offers what the raw reader needs (see rawReads.ts), so that path stays tested.
+   * Tests only: false runs every statement through sql.js's Statement and Database.run(), the path
+   * the engine takes when sql.js no longer offers what rawStatements.ts needs, so that path stays tested.
    */
-  rawReads?: boolean;
+  rawStatements?: boolean;
 }
 
 export interface StoreStats {
@@ -108,8 +108,8 @@ const CHECKPOINT_RETRY_MS = 30_000;
 const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KEY CHECK (id = 1), last_lsn INTEGER NOT NULL)';
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
-/** sql.js's WebAssembly memory, for the raw reads (see rawReads.ts); null until caught. */
-let sqlJsMemory: Parameters<typeof openRawReader>[2] = null;
+/** sql.js's WebAssembly memory, for the raw statements (see rawStatements.ts); null until caught. */
+let sqlJsMemory: Parameters<typeof openRawStatements>[2] = null;
 function loadSqlJs(): Promise<SqlJsStatic> {
   if (!sqlJs) {
     const wasm = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
@@ -227,7 +227,7 @@ class SqlJsEngine implements SqlJsStore {
     this.checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.probeIntervalMs = options.storageProbeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
     this.faults = options.faults;
-    this.rawReadsAllowed = options.rawReads !== false;
+    this.rawStatementsAllowed = options.rawStatements !== false;
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { dataDir: files.dir, ...fields });
   }
@@ -298,13 +298,13 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   private replay(record: JournalRecord): void {
-    this.db.run('BEGIN');
+    this.control('BEGIN');
     try {
       for (const op of record.ops) {
         if (op.kind === 'exec') this.db.exec(op.sql);
         else this.execute(op.sql, op.params, 'run');
       }
-      this.db.run('COMMIT');
+      this.control('COMMIT');
     } catch (err) {
       this.rollback();
       throw new StoreCorruptionError(`journal replay failed at lsn ${record.lsn}: ${(err as Error).message}`, { cause: err });
@@ -647,14 +647,14 @@ class SqlJsEngine implements SqlJsStore {
         this.db.exec(sql);
         ops.push({ kind: 'exec', sql });
       };
-      this.db.run('BEGIN');
+      this.control('BEGIN');
       let value: T;
       let frame: Buffer | null = null;
       try {
         value = await fn(tx, exec);
         active = false;
         if (ops.length > 0) frame = encodeRecord({ lsn: this.lsn + 1, ops });
-        this.db.run('COMMIT');
+        this.control('COMMIT');
       } catch (err) {
         active = false;
         this.rollback();
@@ -686,9 +686,9 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   private readonly statements = new Map<string, Statement>();
-  /** values() through SQLite's C functions (rawReads.ts), made per database; null where sql.js does not allow it. */
-  private raw: RawReader | null | undefined;
-  private readonly rawReadsAllowed: boolean;
+  /** values(), run() and transaction control through SQLite's C functions (rawStatements.ts), made per database; null where sql.js does not allow it. */
+  private raw: RawStatements | null | undefined;
+  private readonly rawStatementsAllowed: boolean;
 
   /** A prepared statement for this SQL, from the cache (least recently used evicted). */
   private prepared(sql: string): Statement {
@@ -731,9 +731,9 @@ class SqlJsEngine implements SqlJsStore {
 
   /** Runs one prepared statement (only the first statement of `sql`). */
   private execute(sql: string, params: SqlValue[], mode: Mode): { changes: number } | Row | Row[] | SqlValue[][] | undefined {
-    if (mode === 'values') {
-      if (this.raw === undefined) this.raw = this.rawReadsAllowed ? openRawReader(this.SQL, this.db, sqlJsMemory) : null;
-      if (this.raw !== null) return this.raw.values(sql, params);
+    if (mode === 'values' || mode === 'run') {
+      const raw = this.rawStatements();
+      if (raw !== null) return mode === 'run' ? { changes: raw.run(sql, params) } : raw.values(sql, params);
     }
     const stmt = this.prepared(sql);
     try {
@@ -775,9 +775,22 @@ class SqlJsEngine implements SqlJsStore {
     }
   }
 
+  /** This database's raw statements, made on first use (again after an export or a rebuild); null where sql.js does not allow them. */
+  private rawStatements(): RawStatements | null {
+    if (this.raw === undefined) this.raw = this.rawStatementsAllowed ? openRawStatements(this.SQL, this.db, sqlJsMemory) : null;
+    return this.raw;
+  }
+
+  /** BEGIN, COMMIT or ROLLBACK: prepared once through the raw statements (Database.run() compiles it every time). */
+  private control(sql: 'BEGIN' | 'COMMIT' | 'ROLLBACK'): void {
+    const raw = this.rawStatements();
+    if (raw !== null) raw.run(sql, []);
+    else this.db.run(sql);
+  }
+
   private rollback(): void {
     try {
-      this.db.run('ROLLBACK');
+      this.control('ROLLBACK');
     } catch {
       // no transaction active (SQLite may already have rolled it back)
     }

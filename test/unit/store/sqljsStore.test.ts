@@ -132,7 +132,7 @@ describe('sql.js store durability', () => {
 
   it.each([
     ['through the raw reader', 'values-raw', {}],
-    ['through sql.js Statement.get() (the fallback when sql.js offers no raw reads)', 'values-fallback', { rawReads: false }],
+    ['through sql.js Statement.get() (the fallback when sql.js offers no raw reads)', 'values-fallback', { rawStatements: false }],
   ])('values() gives each row as an array of its values in the SELECT order, in reads and transactions, %s', async (_how, dirName, options) => {
     const { store } = await fresh(dirName, options);
     const inTx = await store.transaction(async (tx) => {

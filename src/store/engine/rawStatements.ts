@@ -1,22 +1,30 @@
 /**
- * The engine's long reads (`values()`: exports) without sql.js's per-value glue: statements
- * prepared, bound and stepped through the SQLite C functions sql.js exports, and each row's
- * values read straight out of its WebAssembly memory.
+ * The engine's statements without sql.js's per-value glue: prepared, bound and stepped through the
+ * SQLite C functions sql.js exports. Two uses:
+ * - long reads (`values()`: exports), each row's values read straight out of the WebAssembly memory;
+ * - every write statement and BEGIN/COMMIT/ROLLBACK (`run()`), text bound from one scratch buffer.
  *
  * Why: sql.js's Statement.get() makes a JavaScript-to-WebAssembly call for every column's type
  * and value, and decodes every text value with a TextDecoder call on a new subarray of the heap.
  * Over an export of 1,000,000 sixteen-column rows that glue was a fifth of the server's time and
  * about 1 KiB of garbage a row. Here a text value is one `utf8Slice` of a Buffer over the heap.
+ * On the way in, sql.js encodes each text parameter character by character in JavaScript into a
+ * block it mallocs and frees, and Database.run() compiles BEGIN and COMMIT again each time: for a
+ * quote (21 parameters, nine of them text) that was about 2 µs of its store work. Here a text
+ * parameter is one Buffer.write into the scratch buffer (SQLite copies it before the bind returns),
+ * and BEGIN and COMMIT are prepared once.
  *
  * The values are sql.js's, exactly: numbers (INTEGER and REAL, as sqlite3_column_double gives
  * them), strings decoded as sql.js's TextDecoder decodes them (a leading byte order mark dropped,
  * invalid UTF-8 replaced by U+FFFD; Buffer's decoder does the same, which a test checks), a copy
- * of each BLOB, and null. Parameters are bound as sql.js binds them.
+ * of each BLOB, and null. Parameters are bound as sql.js binds them: Buffer's UTF-8 encoder and
+ * Emscripten's agree on every well-formed string, and a string with a lone surrogate (where they
+ * differ) takes Emscripten's, as do strings too long for the scratch buffer.
  *
  * It needs two things sql.js does not document: the memory (caught through Emscripten's
  * `instantiateWasm` hook, see `instantiateCapturingMemory`) and the database handle
- * (`Database.db`). Without either, `openRawReader` gives null and the engine keeps to
- * Statement.get().
+ * (`Database.db`). Without either, `openRawStatements` gives null and the engine keeps to
+ * sql.js's Statement and Database.run().
  */
 import { readFile } from 'node:fs/promises';
 import type { Database, SqlJsStatic } from 'sql.js';
@@ -54,6 +62,7 @@ interface SqliteC {
   _sqlite3_column_blob(statement: number, column: number): number;
   _sqlite3_column_bytes(statement: number, column: number): number;
   _sqlite3_errmsg(db: number): number;
+  _sqlite3_changes(db: number): number;
   _malloc(bytes: number): number;
   _free(pointer: number): void;
   stringToNewUTF8(text: string): number;
@@ -81,8 +90,10 @@ const utf8Slice: (buffer: Buffer, start: number, end: number) => string =
     ? (buffer, start, end) => (buffer as unknown as { utf8Slice(start: number, end: number): string }).utf8Slice(start, end)
     : (buffer, start, end) => buffer.toString('utf8', start, end);
 
-/** Statements kept prepared, least recently used dropped first (exports use two). */
-const STATEMENT_CACHE_SIZE = 16;
+/** Statements kept prepared, least recently used dropped first (exports use two, writes a few dozen). */
+const STATEMENT_CACHE_SIZE = 64;
+/** Text parameters up to a third of this many UTF-16 units (3 bytes of UTF-8 each at most) are bound from the scratch buffer. */
+const SCRATCH_BYTES = 16 * 1024;
 
 /**
  * Options for initSqlJs that instantiate sql.js's WebAssembly as it would, and hand its memory
@@ -104,40 +115,45 @@ export function instantiateCapturingMemory(wasmPath: string, onMemory: (memory: 
   };
 }
 
-export interface RawReader {
+export interface RawStatements {
   /** Every row of the first statement of `sql`, `params` bound, as arrays of values in the SELECT's order. */
   values(sql: string, params: readonly SqlValue[]): SqlValue[][];
-  /** Finalizes every statement it prepared: before the database is exported, replaced or closed. */
+  /** Runs the first statement of `sql` to its end, `params` bound; returns sqlite3_changes(). */
+  run(sql: string, params: readonly SqlValue[]): number;
+  /** Finalizes every statement it prepared and frees its buffer: before the database is exported, replaced or closed. Not used again after. */
   forget(): void;
 }
 
 /** A reader for `db`, or null when this sql.js does not let one be made (the engine then uses Statement.get()). */
-export function openRawReader(SQL: SqlJsStatic, db: Database, memory: WasmMemory | null): RawReader | null {
+export function openRawStatements(SQL: SqlJsStatic, db: Database, memory: WasmMemory | null): RawStatements | null {
   const c = SQL as unknown as SqliteC;
   const handle = (db as unknown as { db?: unknown }).db;
   const needed = [
     '_sqlite3_prepare_v2', '_sqlite3_bind_text', '_sqlite3_bind_blob', '_sqlite3_bind_int', '_sqlite3_bind_double', '_sqlite3_step',
     '_sqlite3_reset', '_sqlite3_clear_bindings', '_sqlite3_finalize', '_sqlite3_column_count', '_sqlite3_column_type',
-    '_sqlite3_column_double', '_sqlite3_column_text', '_sqlite3_column_blob', '_sqlite3_column_bytes', '_sqlite3_errmsg',
+    '_sqlite3_column_double', '_sqlite3_column_text', '_sqlite3_column_blob', '_sqlite3_column_bytes', '_sqlite3_errmsg', '_sqlite3_changes',
     '_malloc', '_free', 'stringToNewUTF8', 'lengthBytesUTF8', 'UTF8ToString',
   ] as const;
   if (memory === null || typeof handle !== 'number' || handle === 0 || needed.some((name) => typeof c[name] !== 'function')) return null;
-  return new SqliteRawReader(c, handle, memory);
+  return new SqliteRawStatements(c, handle, memory);
 }
 
-class SqliteRawReader implements RawReader {
+class SqliteRawStatements implements RawStatements {
   private readonly c: SqliteC;
   private readonly db: number;
   private readonly memory: WasmMemory;
   /** A Buffer over the memory; made again when the memory has grown (see currentHeap). */
   private heap: Buffer;
   private readonly statements = new Map<string, number>();
+  /** Where text parameters are written for SQLite to copy (SQLITE_TRANSIENT): one at a time. */
+  private readonly scratch: number;
 
   constructor(c: SqliteC, db: number, memory: WasmMemory) {
     this.c = c;
     this.db = db;
     this.memory = memory;
-    this.heap = Buffer.from(memory.buffer);
+    this.scratch = c._malloc(SCRATCH_BYTES);
+    this.heap = Buffer.from(memory.buffer); // after the malloc, which may have grown the memory
   }
 
   values(sql: string, params: readonly SqlValue[]): SqlValue[][] {
@@ -161,9 +177,26 @@ class SqliteRawReader implements RawReader {
     }
   }
 
+  run(sql: string, params: readonly SqlValue[]): number {
+    const c = this.c;
+    const statement = this.prepared(sql);
+    try {
+      if (params.length > 0) this.bind(statement, params);
+      for (;;) {
+        const step = c._sqlite3_step(statement);
+        if (step === SQLITE_DONE) return c._sqlite3_changes(this.db);
+        if (step !== SQLITE_ROW) throw this.error();
+      }
+    } finally {
+      if (params.length > 0) c._sqlite3_clear_bindings(statement);
+      c._sqlite3_reset(statement);
+    }
+  }
+
   forget(): void {
     for (const statement of this.statements.values()) this.c._sqlite3_finalize(statement);
     this.statements.clear();
+    this.c._free(this.scratch);
   }
 
   /** One column of the current row, as sql.js's Statement.get() gives it. */
@@ -213,6 +246,9 @@ class SqliteRawReader implements RawReader {
         code = c._sqlite3_bind_blob(statement, index, 0, 0, 0);
       } else if (typeof value === 'number') {
         code = value === (value | 0) ? c._sqlite3_bind_int(statement, index, value) : c._sqlite3_bind_double(statement, index, value);
+      } else if (typeof value === 'string' && value.length * 3 <= SCRATCH_BYTES && value.isWellFormed()) {
+        const length = this.currentHeap().write(value, this.scratch, 'utf8');
+        code = c._sqlite3_bind_text(statement, index, this.scratch, length, SQLITE_TRANSIENT);
       } else if (typeof value === 'string') {
         const text = c.stringToNewUTF8(value);
         try {
