@@ -15,15 +15,15 @@ import { majorUnits, percent } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
-import { findQuote, insertQuote, type QuoteRecord } from '../store/quotes.ts';
+import { findQuote, insertQuote } from '../store/quotes.ts';
 import type { SqlExecutor } from '../store/store.ts';
 
 export type Quote = components['schemas']['Quote'];
 export type PricingSettings = components['schemas']['PricingSettings'];
 export type AmortizationSchedule = components['schemas']['AmortizationSchedule'];
 
-/** A priced loan in the API's units: everything a quote states except its id and times. */
-export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt' | 'livemode'> & { quoteValidityDays: number };
+/** A priced loan in the API's units: everything a quote states except its id, its times and its mode. */
+export type LoanPricing = Omit<Quote, 'quoteId' | 'createdAt' | 'expiresAt' | 'livemode'>;
 
 const DAY_MS = 86_400_000;
 
@@ -77,7 +77,6 @@ function toLoanPricing(loan: PricedLoan, currency: string): LoanPricing {
     financeCharge: majorUnits(loan.financeChargeCents),
     ltv: loan.ltvThousandths === null ? null : percent(loan.ltvThousandths),
     lockPeriodDays: loan.lockPeriodDays,
-    quoteValidityDays: loan.quoteValidityDays,
   };
 }
 
@@ -91,16 +90,12 @@ function sheetOf(sheetJson: string | null): RateSheet {
  * run inside a caller's transaction. Throws 400 (amount with more than two decimals…) or 422
  * problems (`amount_out_of_bounds`, `term_not_priced`, `ltv_above_maximum`); 404 for an unknown account.
  */
-export async function priceLoan(
-  db: SqlExecutor,
-  accountId: string,
-  request: { amount: number; term: number; propertyValue?: number | null; creditScore?: number | null },
-): Promise<LoanPricing> {
+async function priceLoan(db: SqlExecutor, accountId: string, request: LoanRequest): Promise<{ loan: PricedLoan; currency: string }> {
   const context = await findPricingContext(db, accountId);
   if (!context) throw fail.notFound(`No account ${accountId}.`);
-  const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request satisfies LoanRequest);
+  const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request);
   if (!outcome.ok) throw refusalError(outcome.refusal);
-  return toLoanPricing(outcome.loan, context.currency);
+  return { loan: outcome.loan, currency: context.currency };
 }
 
 /**
@@ -125,16 +120,20 @@ export async function priceMonthlyPayment(
  */
 export async function createQuote(ctx: AppContext, accountId: string, request: LoanRequest): Promise<Quote> {
   return ctx.store.transaction(async (tx) => {
-    const { quoteValidityDays, ...figures } = await priceLoan(tx, accountId, request);
+    const { loan, currency } = await priceLoan(tx, accountId, request);
     const now = ctx.clock.now();
-    const quote: QuoteRecord = {
+    // Built once, in the order the API states it: copying a 20-field object through rest and
+    // spread (figures out of the pricing, then into the record, then with livemode) was a
+    // microsecond of each quote's CPU.
+    const quote: Quote = {
       quoteId: newId('qte', now.getTime()),
-      ...figures,
+      ...toLoanPricing(loan, currency),
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + quoteValidityDays * DAY_MS).toISOString(),
+      expiresAt: new Date(now.getTime() + loan.quoteValidityDays * DAY_MS).toISOString(),
+      livemode: isLivemode(accountId),
     };
     await insertQuote(tx, accountId, quote);
-    return { ...quote, livemode: isLivemode(accountId) };
+    return quote;
   });
 }
 
@@ -147,7 +146,8 @@ export async function calculateLoan(
   accountId: string,
   request: LoanRequest,
 ): Promise<{ pricing: LoanPricing; schedule: AmortizationSchedule['payments'] }> {
-  const pricing = await ctx.store.read((db) => priceLoan(db, accountId, request));
+  const { loan, currency } = await ctx.store.read((db) => priceLoan(db, accountId, request));
+  const pricing = toLoanPricing(loan, currency);
   return { pricing, schedule: scheduleOf(pricing) };
 }
 
