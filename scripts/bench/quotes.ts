@@ -19,6 +19,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { startBareServer, type BareServer } from '../lib/bareServer.ts';
+import { processCpuMicros } from '../lib/processCpu.ts';
 import { createAccountWithCli, freePort, PROJECT_ROOT, startService } from '../lib/spawnService.ts';
 import { fmt, reportGoal } from './goals.ts';
 
@@ -34,9 +35,12 @@ export interface TargetFigures {
   /** Responses that were not the expected 201, and socket errors or timeouts. */
   non2xx: number;
   errors: number;
+  /** The server process's CPU time (all its threads, user and system) per request, where /proc tells it. */
+  cpuPerRequest: { userUs: number; systemUs: number } | null;
 }
 
-async function load(name: string, url: string, headers: Record<string, string>, seconds: number, method: 'GET' | 'POST' = 'POST'): Promise<TargetFigures> {
+async function load(name: string, url: string, headers: Record<string, string>, seconds: number, method: 'GET' | 'POST' = 'POST', pid?: number): Promise<TargetFigures> {
+  const before = pid === undefined ? null : await processCpuMicros(pid);
   const result = await autocannon({
     url,
     method,
@@ -46,19 +50,22 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     duration: seconds,
     timeout: 10,
   });
+  const after = pid === undefined ? null : await processCpuMicros(pid);
+  const requests = Math.max(1, result.requests.total);
   return {
     name,
     requestsPerSec: result.requests.average,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    cpuPerRequest: before && after ? { userUs: (after.userUs - before.userUs) / requests, systemUs: (after.systemUs - before.systemUs) / requests } : null,
   };
 }
 
 /** Warm up (JIT, connection pools) for a moment, then measure. */
-async function measure(name: string, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'POST'): Promise<TargetFigures> {
+async function measure(name: string, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'POST', pid?: number): Promise<TargetFigures> {
   await load(name, url, headers, WARMUP_SECONDS, method);
-  return load(name, url, headers, SECONDS, method);
+  return load(name, url, headers, SECONDS, method, pid);
 }
 
 /** Prism logs in its own format; wait until it answers the operation instead. */
@@ -131,8 +138,8 @@ export async function benchQuotes(): Promise<QuotesBench> {
     children.push(prism.child);
 
     const auth = { authorization: `Bearer ${apiKey}` };
-    const real = await measure('real', `${service.baseUrl}/v1/quotes`, auth);
-    const account = await measure('account', `${service.baseUrl}/v1/account`, auth, 'GET');
+    const real = await measure('real', `${service.baseUrl}/v1/quotes`, auth, 'POST', service.pid);
+    const account = await measure('account', `${service.baseUrl}/v1/account`, auth, 'GET', service.pid);
     const bareFigures = await measure('bare', `${bare.url}/v1/quotes`, auth);
     const mock = await measure('mock', `http://127.0.0.1:${prism.port}/v1/quotes`, auth);
     return {
@@ -158,6 +165,14 @@ export async function run(): Promise<void> {
     console.log(`  ${t.name.padEnd(7)} ${t.requestsPerSec.toFixed(0).padStart(7)} req/s  p99 ${String(t.p99Ms).padStart(5)} ms${problems}`);
   }
   console.log(`  real/account ${bench.realOverAccount.toFixed(2)}x  real/mock ${bench.realOverMock.toFixed(1)}x  real/bare ${bench.realOverBare.toFixed(2)}x`);
+  // Throughput on a shared 2-core machine also depends on the load generator beside the server;
+  // the server's own CPU per request says what each request costs it, whatever the client does.
+  for (const t of [bench.real, bench.account]) {
+    if (t.cpuPerRequest) {
+      const { userUs, systemUs } = t.cpuPerRequest;
+      console.log(`  server CPU per request, ${t.name.padEnd(7)} ${(userUs + systemUs).toFixed(1)} µs (user ${userUs.toFixed(1)}, system ${systemUs.toFixed(1)})`);
+    }
+  }
   const failed = bench.real.non2xx + bench.real.errors + bench.account.non2xx + bench.account.errors > 0 ? ' (with failed requests)' : '';
   reportGoal(
     'POST /v1/quotes vs GET /v1/account on the same server',
