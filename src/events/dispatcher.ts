@@ -44,6 +44,12 @@ import { signDelivery, signingSecrets } from './signing.ts';
 
 const USER_AGENT = 'mortgage-origination-webhooks/1.0';
 
+/**
+ * Claims that keep failing (the database is down) are counted rather than logged for this long
+ * after each warning: the dispatcher tries at every poll and every publish, several times a second.
+ */
+const CLAIM_WARNING_INTERVAL_MS = 60_000;
+
 /** How a dispatcher paces itself; everything else comes from the context. */
 export interface DispatcherOptions {
   /** Picks the jitter of each retry; a number in [0, 1). */
@@ -76,6 +82,8 @@ export class WebhookDispatcher {
   private unsubscribe: (() => void) | undefined;
   private readonly unrecorded: Outcome[] = [];
   private flushing = false;
+  /** While claims fail: when they started failing, when the last warning was logged, and the failures since. */
+  private claimsFailing: { since: number; warnedAt: number; unreported: number } | null = null;
 
   constructor(ctx: AppContext, options: DispatcherOptions = {}) {
     this.store = ctx.store;
@@ -148,13 +156,39 @@ export class WebhookDispatcher {
         const free = Math.min(this.config.concurrency - this.inFlight, MAX_UNRECORDED - this.sends.size);
         if (free <= 0) break;
         const claimed = await this.claim(free);
+        if (this.claimsFailing) this.claimsRecovered();
         for (const delivery of claimed) this.launch(delivery);
       } while (this.again && !this.stopped);
     } catch (err) {
-      if (!this.stopped) this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
+      if (!this.stopped) this.claimFailed(err);
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Logs the first failed claim, then at most one warning a minute with how many failed meanwhile. */
+  private claimFailed(err: unknown): void {
+    const now = this.clock.now().getTime();
+    const failing = this.claimsFailing;
+    if (failing === null) {
+      this.claimsFailing = { since: now, warnedAt: now, unreported: 0 };
+      this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
+    } else if (now - failing.warnedAt >= CLAIM_WARNING_INTERVAL_MS) {
+      this.log.warn(
+        { err, failedClaims: failing.unreported + 1, failingForMs: now - failing.since },
+        'webhook dispatcher still cannot claim deliveries',
+      );
+      failing.warnedAt = now;
+      failing.unreported = 0;
+    } else {
+      failing.unreported++;
+    }
+  }
+
+  private claimsRecovered(): void {
+    const failing = this.claimsFailing!;
+    this.claimsFailing = null;
+    this.log.info({ failingForMs: this.clock.now().getTime() - failing.since }, 'webhook dispatcher claims deliveries again');
   }
 
   /** Takes up to `free` due deliveries under one lease token, respecting the per-endpoint limit. */
