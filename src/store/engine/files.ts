@@ -18,6 +18,8 @@ export const DIR_MODE = 0o700;
  */
 export interface FaultInjector {
   beforeWrite(path: string, bytes: number): void;
+  /** Awaited before a whole file is written (a snapshot, the manifest, a cut journal): lets a test hold that write. */
+  beforeFileWrite?(path: string): Promise<void>;
 }
 
 /** Runs `fn`; a failure becomes a StorageWriteError naming `path`. */
@@ -33,6 +35,7 @@ export async function naming<T>(operation: string, path: string, fn: () => Promi
 /** Writes `data` to `path` (created 0600, replaced if present) and fsyncs it. */
 export async function writeFileDurable(path: string, data: Uint8Array, faults?: FaultInjector): Promise<void> {
   await naming('write', path, async () => {
+    await faults?.beforeFileWrite?.(path);
     faults?.beforeWrite(path, data.length);
     const fh = await open(path, 'w', FILE_MODE);
     try {

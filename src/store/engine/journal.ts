@@ -280,11 +280,12 @@ export class Journal {
    * so a batch is one call to the thread pool instead of a write and then an fdatasync (the
    * second call's dispatch was 3-4 % of a quote's main-thread CPU).
    */
-  static async open(path: string, bytes: number, durableLsn: number, options: JournalOptions): Promise<Journal> {
+  static async open(path: string, bytes: number, durableLsn: number, options: JournalOptions, file: string = path): Promise<Journal> {
+    // `file` differs from `path` for a journal written under a temporary name and renamed to `path` (a checkpoint's cut).
     const flags = SYNC_EACH_WRITE ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a';
-    const handle = await naming('open', path, () => open(path, flags, FILE_MODE));
+    const handle = await naming('open', file, () => open(file, flags, FILE_MODE));
     try {
-      await naming('chmod', path, () => handle.chmod(FILE_MODE));
+      await naming('chmod', file, () => handle.chmod(FILE_MODE));
     } catch (err) {
       await handle.close();
       throw err;

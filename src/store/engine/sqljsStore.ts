@@ -19,7 +19,7 @@
  * - The data directory is 0700 and every file in it 0600.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdir, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,6 +207,14 @@ class SqlJsEngine implements SqlJsStore {
   private onDisk: SnapshotDescriptor | null;
   private checkpointQueued = false;
   private checkpointNotBefore = 0;
+  /**
+   * A background checkpoint's snapshot being written outside the queue. Jobs that write the
+   * snapshot, the manifest or the journal's layout (a checkpoint in the queue, a rebuild, close)
+   * wait for it first; it never needs the queue itself, so waiting inside a job cannot deadlock.
+   */
+  private snapshotting: Promise<void> | null = null;
+  /** Durable writes of the journals this one replaced (a cut, a rebuild), for stats(). */
+  private earlierFsyncs = 0;
   /** Set when a write to disk failed; cleared by a successful probe. */
   private degraded: { since: Date; cause: Error } | null = null;
   /** Memory may hold transactions that were never made durable: rebuild it from disk before any other job. */
@@ -408,7 +416,7 @@ class SqlJsEngine implements SqlJsStore {
 
   stats(): StoreStats {
     const j = this.journal;
-    return { journalBytes: j.bytes, lsn: this.lsn, durableLsn: j.durableLsn, fsyncs: j.fsyncs, checkpoints: this.checkpoints };
+    return { journalBytes: j.bytes, lsn: this.lsn, durableLsn: j.durableLsn, fsyncs: this.earlierFsyncs + j.fsyncs, checkpoints: this.checkpoints };
   }
 
   async rotateSecretsKey(): Promise<{ keyId: string; previousKeyId: string; resealed: number; keyFile: string }> {
@@ -466,6 +474,7 @@ class SqlJsEngine implements SqlJsStore {
       async () => {
         this.stopProbe();
         try {
+          await this.snapshotting;
           if (!this.needsRebuild) {
             if (this.lsn !== this.snapshotLsn || this.journal.bytes > 0) await this.writeCheckpoint();
             await this.writeManifestNow(true);
@@ -596,7 +605,9 @@ class SqlJsEngine implements SqlJsStore {
    * were never acknowledged: both go. Runs inside the queue.
    */
   private async rebuild(): Promise<void> {
+    await this.snapshotting;
     const durableBytes = this.journal.bytes;
+    this.earlierFsyncs += this.journal.fsyncs;
     const before = this.lsn;
     await this.journal.close().catch(() => {});
     await naming('truncate', this.files.journal, () => truncate(this.files.journal, durableBytes));
@@ -613,6 +624,7 @@ class SqlJsEngine implements SqlJsStore {
     this.lsn = snapshotLsn;
     this.replayAll(records, snapshotLsn);
     this.journal = await Journal.open(this.files.journal, durableBytes, this.lsn, this.journalOptions());
+    await syncDir(this.files.dir); // journal.log may have been renamed in by a checkpoint whose directory fsync failed
     this.needsRebuild = false;
     this.log('warn', 'memory rebuilt from disk after a failed write; the unacknowledged transactions were dropped', {
       lsn: this.lsn,
@@ -797,15 +809,19 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   private maybeScheduleCheckpoint(): void {
-    if (this.checkpointQueued || this.journal.bytes + this.journal.pendingBytes < this.checkpointBytes) return;
+    if (this.checkpointQueued || this.closing || this.journal.bytes + this.journal.pendingBytes < this.checkpointBytes) return;
     if (Date.now() < this.checkpointNotBefore) return;
     this.checkpointQueued = true;
-    this.enqueue(() => this.writeCheckpoint())
+    this.backgroundCheckpoint()
       .catch((err: Error) => {
         this.checkpointNotBefore = Date.now() + CHECKPOINT_RETRY_MS;
         this.log('error', 'background checkpoint failed; the journal keeps every write, retrying later', { err: err.message });
       })
-      .finally(() => (this.checkpointQueued = false));
+      .finally(() => {
+        this.checkpointQueued = false;
+        // What was appended while it ran may call for the next one already.
+        if (!this.needsRebuild && !this.journal.failed) this.maybeScheduleCheckpoint();
+      });
   }
 
   private async writeManifestNow(clean: boolean, pending: SnapshotDescriptor | null = null): Promise<void> {
@@ -813,18 +829,87 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   /**
-   * Snapshot + journal truncate. Runs inside the queue (or before the store is shared). The
-   * manifest names the new snapshot as pending before the rename and as current after it, so a
-   * crash at any point leaves a snapshot.db the manifest vouches for.
+   * Snapshot + journal truncate, all inside the queue (or before the store is shared): at open,
+   * at close, after secrets are sealed, and when asked (checkpoint()). The manifest names the new
+   * snapshot as pending before the rename and as current after it, so a crash at any point leaves
+   * a snapshot.db the manifest vouches for.
    */
   private async writeCheckpoint(): Promise<void> {
+    await this.snapshotting;
     await this.journal.flushed();
     const started = performance.now();
+    const { image, lsn } = this.exportSnapshot();
+    await this.installSnapshot(image, lsn);
+    await this.journal.truncate(); // a crash before this leaves records <= last_lsn: skipped at open
+    this.checkpoints++;
+    this.snapshotLsn = lsn;
+    this.log('info', 'checkpoint written', { lsn, bytes: image.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /**
+   * The checkpoint the journal's size calls for, holding the queue only while the database is
+   * exported (in memory) and, after, while the journal is cut to what came after the export. The
+   * snapshot is hashed, written, fsynced and renamed into place meanwhile, while transactions go on
+   * appending to the journal: done in the queue, that held every request for 100-300 ms over a
+   * 30-80 MB database (issue 17's quotes bench), longer as the database grows.
+   */
+  private async backgroundCheckpoint(): Promise<void> {
+    const started = performance.now();
+    let written!: () => void;
+    const taken = await this.enqueue(async () => {
+      await this.snapshotting;
+      await this.journal.flushed();
+      const exporting = performance.now();
+      const exported = {
+        ...this.exportSnapshot(),
+        exportMs: performance.now() - exporting,
+        journal: this.journal,
+        journalBytes: this.journal.bytes,
+        generation: this.checkpoints,
+      };
+      // Set before the queue moves on, so that every later job sees the snapshot being written.
+      this.snapshotting = new Promise<void>((resolve) => (written = resolve));
+      return exported;
+    });
+    try {
+      await this.installSnapshot(taken.image, taken.lsn);
+    } finally {
+      this.snapshotting = null;
+      written();
+    }
+    // From here snapshot.db holds everything up to taken.lsn: the journal's records up to it are skipped at open.
+    if (this.closing) return; // close() checkpoints everything itself
+    await this.enqueue(async () => {
+      // A checkpoint in the queue or a rebuild came first: the journal is already right as it is.
+      if (this.journal !== taken.journal || this.checkpoints !== taken.generation || this.needsRebuild || this.journal.failed) return;
+      await this.journal.flushed();
+      const cutting = performance.now();
+      await this.cutJournal(taken.journalBytes);
+      const cutMs = performance.now() - cutting;
+      this.checkpoints++;
+      this.snapshotLsn = taken.lsn;
+      this.log('info', 'checkpoint written', {
+        lsn: taken.lsn,
+        bytes: taken.image.length,
+        ms: Math.round(performance.now() - started),
+        exportMs: Math.round(taken.exportMs),
+        cutMs: Math.round(cutMs),
+      });
+    });
+  }
+
+  /** The whole database at the current LSN, which it records. In the queue, with every journal record before it durable. */
+  private exportSnapshot(): { image: Uint8Array; lsn: number } {
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [this.lsn]);
     this.forgetStatements();
     const image = this.db.export();
     this.configureConnection(); // export() may reset connection state
-    const next = describe(image, this.lsn);
+    return { image, lsn: this.lsn };
+  }
+
+  /** Makes `image` snapshot.db, durably, under the manifest's protocol (pending, rename, current). */
+  private async installSnapshot(image: Uint8Array, lsn: number): Promise<void> {
+    const next = describe(image, lsn);
     const snapshot = this.files.snapshot;
     const temporary = `${snapshot}.tmp`;
     try {
@@ -838,11 +923,62 @@ class SqlJsEngine implements SqlJsStore {
     this.onDisk = next;
     await syncDir(this.files.dir);
     await this.writeManifestNow(false);
-    await this.journal.truncate(); // a crash before this leaves records <= last_lsn: skipped at open
-    this.checkpoints++;
-    this.snapshotLsn = this.lsn;
-    this.log('info', 'checkpoint written', { lsn: this.lsn, bytes: image.length, ms: Math.round(performance.now() - started) });
   }
+
+  /**
+   * Replaces the journal with its records after the first `from` bytes (those the new snapshot
+   * holds): written to journal.log.tmp, fsynced, renamed over journal.log. In the queue, with
+   * nothing waiting to be written. Until the rename the old journal stands, complete; after it, the
+   * new file takes every append, and only once the directory is fsynced, so a crash cannot bring
+   * back a journal without them.
+   */
+  private async cutJournal(from: number): Promise<void> {
+    const path = this.files.journal;
+    const temporary = `${path}.tmp`;
+    const old = this.journal;
+    let next: Journal | null = null;
+    try {
+      const tail = await readRange(path, from, old.bytes - from);
+      await writeFileDurable(temporary, tail, this.faults);
+      // Opened before the rename, so that once journal.log is the new file a journal is ready for it.
+      next = await Journal.open(path, tail.length, old.durableLsn, this.journalOptions(), temporary);
+      await naming('rename', temporary, () => rename(temporary, path));
+    } catch (err) {
+      await next?.close().catch(() => {});
+      await rm(temporary, { force: true }).catch(() => {});
+      throw err; // the journal is as it was; the background checkpoint is tried again later
+    }
+    this.journal = next;
+    this.earlierFsyncs += old.fsyncs;
+    await old.close().catch(() => {});
+    try {
+      await syncDir(this.files.dir);
+    } catch (err) {
+      // After a crash journal.log could be the old file again, without what is appended from now
+      // on: take no write until the disk answers and memory is rebuilt from what it holds.
+      this.enterDegraded(err as Error);
+      throw err;
+    }
+  }
+}
+
+/** `length` bytes of the file at `path` from `position` (all there: the journal's durable part). */
+async function readRange(path: string, position: number, length: number): Promise<Buffer> {
+  return naming('read', path, async () => {
+    const fh = await open(path, 'r');
+    try {
+      const data = Buffer.allocUnsafe(length);
+      let read = 0;
+      while (read < length) {
+        const { bytesRead } = await fh.read(data, read, length - read, position + read);
+        if (bytesRead === 0) throw new Error(`${path} ended ${length - read} bytes early`);
+        read += bytesRead;
+      }
+      return data;
+    } finally {
+      await fh.close();
+    }
+  });
 }
 
 /** rotateSecretsKey() with the key from the environment: the operator changes the environment instead. */
@@ -945,6 +1081,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   try {
     const SQL = await loadSqlJs();
     await rm(`${files.snapshot}.tmp`, { force: true });
+    await rm(`${files.journal}.tmp`, { force: true }); // a cut of the journal a crash interrupted: journal.log is whole
     await rm(`${files.manifest}.tmp`, { force: true });
     await rm(join(dir, PROBE_FILE), { force: true });
     const manifest = await readManifest(dir);

@@ -425,14 +425,84 @@ describe('sql.js store durability', () => {
   it('checkpoints in the background when the journal passes checkpointBytes', async () => {
     const { dir, store } = await fresh('auto-checkpoint', { checkpointBytes: 2048 });
     for (let i = 0; i < 60; i++) await insert(store, `row-${i}-${'x'.repeat(50)}`);
-    await store.read(async () => undefined); // let a queued checkpoint finish
-    expect(store.stats().checkpoints).toBeGreaterThan(0);
-    expect(store.stats().journalBytes).toBeLessThan(2048 + 200);
+    // A background checkpoint writes its snapshot outside the queue: wait for the last one to end.
+    await eventually(() => store.stats().checkpoints > 0 && store.stats().journalBytes < 2048);
     const image = await crashImage(dir, dir + '-img');
     await store.close();
     const again = await open(image, noMigrations);
     expect((await names(again)).length).toBe(60);
     await again.close();
+  });
+
+  it('a background checkpoint holds the queue only to export: transactions commit while its snapshot is written, and a crash at any point loses nothing', async () => {
+    let held = false;
+    let release!: () => void;
+    const releasing = new Promise<void>((resolve) => (release = resolve));
+    const faults = {
+      beforeWrite() {},
+      async beforeFileWrite(path: string) {
+        if (!path.endsWith('snapshot.db.tmp') || held) return;
+        held = true; // the first background snapshot waits here until the test lets it go
+        await releasing;
+      },
+    };
+    const { dir, store } = await fresh('background-checkpoint', { checkpointBytes: 4096, faults });
+    const written: string[] = [];
+    for (let i = 0; !held; i++) {
+      written.push(`before-${i}`);
+      await insert(store, written.at(-1)!);
+    }
+    // Its snapshot is being written: the queue is free, commits go on (in the queue they would wait here).
+    // (Fewer bytes than checkpointBytes, so no second checkpoint starts while the test copies the directory.)
+    for (let i = 0; i < 20; i++) {
+      written.push(`during-${i}`);
+      await insert(store, written.at(-1)!);
+    }
+    expect(store.stats().checkpoints).toBe(0);
+    const beforeSnapshot = await crashImage(dir, dir + '-mid'); // a crash while the snapshot is written
+    const whole = store.stats().journalBytes;
+    release();
+    await eventually(() => store.stats().checkpoints > 0);
+    // Cut to what came after the export: at least the checkpointBytes that called for it are gone.
+    expect(whole - store.stats().journalBytes).toBeGreaterThanOrEqual(4096);
+    const afterCut = await crashImage(dir, dir + '-cut');
+    for (const image of [beforeSnapshot, afterCut]) {
+      const again = await open(image, noMigrations);
+      expect(await names(again)).toEqual(written);
+      await again.close();
+    }
+    written.push('after');
+    await insert(store, 'after');
+    await store.close();
+    const reopened = await open(dir, noMigrations);
+    expect(await names(reopened)).toEqual(written);
+    await reopened.close();
+  });
+
+  it('a background checkpoint whose journal cut fails leaves the whole journal in place and the store working', async () => {
+    const logs: string[] = [];
+    const faults = {
+      beforeWrite(path: string) {
+        if (path.endsWith('journal.log.tmp')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', path });
+      },
+    };
+    const { dir, store } = await fresh('background-cut-fails', { checkpointBytes: 2048, faults, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
+    const written: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      written.push(`row-${i}-${'x'.repeat(50)}`);
+      await insert(store, written.at(-1)!);
+    }
+    await eventually(() => logs.some((line) => line.startsWith('error background checkpoint failed')));
+    expect(store.storageState()).toBe('ok');
+    expect(store.stats().checkpoints).toBe(0);
+    expect(store.stats().journalBytes).toBeGreaterThan(2048); // nothing was cut
+    await insert(store, 'after');
+    written.push('after');
+    const image = await crashImage(dir, dir + '-img'); // snapshot.db is the new one; the journal still starts before it
+    const again = await open(image, noMigrations);
+    expect(await names(again)).toEqual(written);
+    await again.close();
+    await store.close();
   });
 
   it('a journal write failure rejects the transaction and degrades the store: reads go on, writes are refused until a write succeeds again', async () => {
