@@ -7,6 +7,8 @@
  * - A checkpoint exports the whole database to `snapshot.db` (atomically, via rename) and
  *   empties the journal. The snapshot stores the last LSN it contains (`_engine_meta`), so a
  *   journal left behind by a crash between rename and truncate is skipped, never re-applied.
+ *   The checkpoint the journal's size calls for writes its snapshot outside the queue and then
+ *   cuts the journal to the records after it (backgroundCheckpoint).
  *   `manifest.json` records the snapshot's LSN, size and SHA-256 (see manifest.ts): a changed,
  *   missing or empty snapshot refuses to open instead of being served or replaced by an empty one.
  * - At open: load and verify the snapshot, replay the journal (a torn tail is set aside, never
