@@ -33,6 +33,16 @@ function viaSqlJs(sql: string, params: SqlValue[] = []): SqlValue[][] {
   }
 }
 
+/** The message `fn` throws, or 'no error'. */
+function message(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'no error';
+}
+
 describe('raw reads (values() past sql.js Statement.get())', () => {
   it('is available with the memory caught at instantiation, and refused without it', () => {
     expect(memory).not.toBeNull();
@@ -84,14 +94,6 @@ describe('raw reads (values() past sql.js Statement.get())', () => {
   });
 
   it('reports SQLite’s errors as sql.js does, and stays usable after them', () => {
-    const message = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (err) {
-        return (err as Error).message;
-      }
-      return 'no error';
-    };
     expect(message(() => raw.values('SELEC 1', []))).toBe(message(() => viaSqlJs('SELEC 1')));
     expect(message(() => raw.values('SELECT * FROM missing', []))).toMatch(/no such table: missing/);
     expect(message(() => raw.values('SELECT ?', [1, 2]))).toBe(message(() => viaSqlJs('SELECT ?', [1, 2])));
@@ -147,14 +149,6 @@ describe('raw writes (run() past sql.js Statement.bind() and Database.run())', (
     db.run('CREATE TABLE keyed (id TEXT PRIMARY KEY, n INTEGER NOT NULL)');
     expect(raw.run('INSERT INTO keyed (id, n) VALUES (?, ?), (?, ?)', ['a', 1, 'b', 2])).toBe(2);
     expect(raw.run('UPDATE keyed SET n = n + 1', [])).toBe(2);
-    const message = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (err) {
-        return (err as Error).message;
-      }
-      return 'no error';
-    };
     const duplicate = message(() => raw.run('INSERT INTO keyed (id, n) VALUES (?, ?)', ['a', 3]));
     expect(duplicate).toBe(message(() => db.run('INSERT INTO keyed (id, n) VALUES (?, ?)', ['a', 3])));
     expect(duplicate).toMatch(/UNIQUE constraint failed: keyed.id/);
