@@ -20,6 +20,8 @@ export interface FaultInjector {
   beforeWrite(path: string, bytes: number): void;
   /** Awaited before a whole file is written (a snapshot, the manifest, a cut journal): lets a test hold that write. */
   beforeFileWrite?(path: string): Promise<void>;
+  /** Called before the data directory is fsynced where the engine passes its faults (checkpoints, rebuilds). */
+  beforeDirSync?(dir: string): void;
 }
 
 /** Runs `fn`; a failure becomes a StorageWriteError naming `path`. */
@@ -61,8 +63,9 @@ export async function replaceFileDurable(path: string, data: Uint8Array, dir: st
   await syncDir(dir);
 }
 
-export async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string, faults?: FaultInjector): Promise<void> {
   await naming('fsync the directory', dir, async () => {
+    faults?.beforeDirSync?.(dir);
     const fh = await open(dir, 'r');
     try {
       await fh.sync();

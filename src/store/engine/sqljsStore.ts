@@ -589,6 +589,9 @@ class SqlJsEngine implements SqlJsStore {
         } finally {
           await rm(probePath, { force: true });
         }
+        // The directory too: journal.log may have been renamed in by a checkpoint whose directory
+        // fsync failed, and nothing may be appended to it before its name is durable.
+        await syncDir(this.files.dir, this.faults);
         const since = this.degraded!.since;
         this.degraded = null;
         this.stopProbe();
@@ -626,7 +629,6 @@ class SqlJsEngine implements SqlJsStore {
     this.lsn = snapshotLsn;
     this.replayAll(records, snapshotLsn);
     this.journal = await Journal.open(this.files.journal, durableBytes, this.lsn, this.journalOptions());
-    await syncDir(this.files.dir); // journal.log may have been renamed in by a checkpoint whose directory fsync failed
     this.needsRebuild = false;
     this.log('warn', 'memory rebuilt from disk after a failed write; the unacknowledged transactions were dropped', {
       lsn: this.lsn,
@@ -954,7 +956,7 @@ class SqlJsEngine implements SqlJsStore {
     this.earlierFsyncs += old.fsyncs;
     await old.close().catch(() => {});
     try {
-      await syncDir(this.files.dir);
+      await syncDir(this.files.dir, this.faults);
     } catch (err) {
       // After a crash journal.log could be the old file again, without what is appended from now
       // on: take no write until the disk answers and memory is rebuilt from what it holds.

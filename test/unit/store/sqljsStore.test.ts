@@ -505,6 +505,50 @@ describe('sql.js store durability', () => {
     await store.close();
   });
 
+  it('a journal cut whose directory fsync fails degrades the store until the disk answers, losing nothing', async () => {
+    const disk = { failing: false, cutWritten: false };
+    const faults = {
+      beforeWrite() {},
+      async beforeFileWrite(path: string) {
+        if (path.endsWith('journal.log.tmp')) disk.cutWritten = true;
+      },
+      beforeDirSync(dir: string) {
+        // The directory fsync right after the cut's rename fails, and every one after it until the disk recovers.
+        if (disk.cutWritten && !disk.failing && store.storageState() === 'ok') disk.failing = true;
+        if (disk.failing) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', path: dir });
+      },
+    };
+    const { dir, store } = await fresh('cut-dir-sync-fails', { checkpointBytes: 2048, faults, storageProbeIntervalMs: 20 });
+    const written: string[] = [];
+    for (let i = 0; !disk.failing; i++) {
+      const name = `row-${i}-${'x'.repeat(50)}`;
+      try {
+        await insert(store, name);
+        written.push(name);
+      } catch (err) {
+        // Queued behind the failed cut: refused before it ran.
+        expect((err as Error).message).toMatch(/storage unavailable/);
+      }
+    }
+    await eventually(() => store.storageState() === 'degraded');
+    await expect(insert(store, 'refused')).rejects.toThrow(/storage unavailable/);
+    expect(await names(store)).toEqual(written); // reads go on
+    const whileDegraded = await crashImage(dir, dir + '-degraded');
+    const again = await open(whileDegraded, noMigrations);
+    expect(await names(again)).toEqual(written);
+    await again.close();
+    disk.failing = false;
+    disk.cutWritten = false;
+    await eventually(() => store.storageState() === 'ok');
+    written.push('after recovery');
+    await insert(store, 'after recovery');
+    expect(await names(store)).toEqual(written);
+    await store.close();
+    const reopened = await open(dir, noMigrations);
+    expect(await names(reopened)).toEqual(written);
+    await reopened.close();
+  });
+
   it('a journal write failure rejects the transaction and degrades the store: reads go on, writes are refused until a write succeeds again', async () => {
     const disk = { full: false };
     const faults = {
