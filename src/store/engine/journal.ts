@@ -3,10 +3,14 @@
  * transaction, appended and made durable (fsynced) before the transaction is acknowledged.
  *
  * Frame: [u32 BE payload length][u32 BE crc32(payload)][payload], payload = UTF-8 JSON
- * `{"lsn":N,"ops":[...]}`. An op is `{"s":sql,"p":[params]}` (one prepared statement) or
- * `{"x":sql}` (multi-statement text run with `db.exec`, used for migrations). Params that
- * JSON cannot carry are tagged: a Uint8Array is `{"b":base64}`, a non-finite number
- * `{"n":"NaN"|"Infinity"|"-Infinity"}`.
+ * `{"lsn":N,"ops":[...]}`. An op is one prepared statement with its parameters, or `{"x":sql}`
+ * (multi-statement text run with `db.exec`, used for migrations). A statement's text is written
+ * once per journal file: its first op there is `{"d":n,"s":sql,"p":[params]}`, defining statement n
+ * of the file, and later ones `{"k":n,"p":[params]}` (a quote's insert is 430 of its 900 bytes
+ * otherwise). Reading a file in order, a `d` holds until another `d` of the same n (a journal
+ * reopened after a crash, or restarted at a checkpoint's cut, numbers its statements afresh). The
+ * older `{"s":sql,"p":[params]}` op is still read. Params that JSON cannot carry are tagged: a
+ * Uint8Array is `{"b":base64}`, a non-finite number `{"n":"NaN"|"Infinity"|"-Infinity"}`.
  *
  * Group commit: `append` queues a frame; while one durable write is in flight, frames appended
  * meanwhile are gathered and written with the next one. A durable write is a write to the file
@@ -37,6 +41,8 @@ const PAYLOAD_PREFIX = Buffer.from('{"lsn":');
 type EncodedParam = string | number | null | { b: string } | { n: string };
 interface EncodedOp {
   s?: string;
+  d?: number;
+  k?: number;
   p?: EncodedParam[];
   x?: string;
 }
@@ -74,18 +80,74 @@ function plainParams(params: SqlValue[]): boolean {
 }
 
 /**
- * Encodes and frames one record: the bytes of `JSON.stringify({ lsn, ops })` with each op as
- * `{x}`, `{s,p}` or `{s}`, written straight into the frame (the quoted SQL of each statement
- * text kept, the parameters encoded only when they need it). Encoding was 4 % of a quote's CPU.
+ * The statements a journal file has defined so far, by text (see the frame format above). Only
+ * records that reach the file count: encodeRecord proposes definitions, and the journal adopts
+ * them when the record is appended (a transaction whose COMMIT fails after encoding defines nothing).
  */
-export function encodeRecord(record: JournalRecord): Buffer {
+export class StatementNumbers {
+  private readonly numbers = new Map<string, number>();
+
+  numberOf(sql: string): number | undefined {
+    return this.numbers.get(sql);
+  }
+
+  get size(): number {
+    return this.numbers.size;
+  }
+
+  /** The statements a record appended to the file defined, in the order it numbered them. */
+  adopt(defined: readonly string[]): void {
+    for (const sql of defined) this.numbers.set(sql, this.numbers.size);
+  }
+
+  /** Numbers afresh from the next record on: an emptied file, or a cut that keeps only what follows. */
+  restart(): void {
+    this.numbers.clear();
+  }
+}
+
+/** A record encoded and framed, with the statements it defines for its file. */
+export interface EncodedRecord {
+  frame: Buffer;
+  defines: string[];
+}
+
+const NO_DEFINITIONS: string[] = [];
+
+/**
+ * Encodes and frames one record: the bytes of `JSON.stringify({ lsn, ops })` with each op as
+ * `{x}`, `{d,s,p}` or `{k,p}` (`p` left out when there are no parameters), written straight into
+ * the frame (the quoted SQL of each statement text kept, the parameters encoded only when they
+ * need it). Encoding was 4 % of a quote's CPU. Without `numbers` every statement op is the older
+ * `{s,p}` (the reference the tests compare with).
+ */
+export function encodeRecord(record: JournalRecord, numbers: StatementNumbers | null = null): EncodedRecord {
   let text = `{"lsn":${JSON.stringify(record.lsn)},"ops":[`;
+  let defines = NO_DEFINITIONS;
   for (let i = 0; i < record.ops.length; i++) {
     const op = record.ops[i]!;
     if (i > 0) text += ',';
-    if (op.kind === 'exec') text += `{"x":${quotedSql(op.sql)}}`;
-    else if (op.params.length === 0) text += `{"s":${quotedSql(op.sql)}}`;
-    else text += `{"s":${quotedSql(op.sql)},"p":${JSON.stringify(plainParams(op.params) ? op.params : op.params.map(encodeParam))}}`;
+    if (op.kind === 'exec') {
+      text += `{"x":${quotedSql(op.sql)}}`;
+      continue;
+    }
+    if (numbers === null) {
+      text += `{"s":${quotedSql(op.sql)}`;
+    } else {
+      let n = numbers.numberOf(op.sql);
+      if (n === undefined) {
+        const earlier = defines.indexOf(op.sql);
+        if (earlier >= 0) n = numbers.size + earlier;
+      }
+      if (n !== undefined) {
+        text += `{"k":${n}`;
+      } else {
+        if (defines === NO_DEFINITIONS) defines = [];
+        text += `{"d":${numbers.size + defines.length},"s":${quotedSql(op.sql)}`;
+        defines.push(op.sql);
+      }
+    }
+    text += op.params.length === 0 ? '}' : `,"p":${JSON.stringify(plainParams(op.params) ? op.params : op.params.map(encodeParam))}}`;
   }
   text += ']}';
   const length = Buffer.byteLength(text, 'utf8');
@@ -93,15 +155,28 @@ export function encodeRecord(record: JournalRecord): Buffer {
   frame.write(text, HEADER_BYTES, 'utf8');
   frame.writeUInt32BE(length, 0);
   frame.writeUInt32BE(crc32(frame.subarray(HEADER_BYTES)), 4);
-  return frame;
+  return { frame, defines };
 }
 
-function decodePayload(payload: Buffer): JournalRecord {
+/** Decodes one record's payload; `defined` holds the statements its file defined before it, and takes the ones it defines. */
+function decodePayload(payload: Buffer, defined: Map<number, string>): JournalRecord {
   const raw = JSON.parse(payload.toString('utf8')) as { lsn: unknown; ops: unknown };
   if (!Number.isSafeInteger(raw.lsn) || !Array.isArray(raw.ops)) throw new Error('malformed record');
   const ops = (raw.ops as EncodedOp[]).map((op): JournalOp => {
     if (typeof op.x === 'string') return { kind: 'exec', sql: op.x };
-    if (typeof op.s === 'string') return { kind: 'stmt', sql: op.s, params: (op.p ?? []).map(decodeParam) };
+    const params = (op.p ?? []).map(decodeParam);
+    if (typeof op.s === 'string') {
+      if (op.d !== undefined) {
+        if (!Number.isSafeInteger(op.d)) throw new Error('malformed statement number');
+        defined.set(op.d, op.s);
+      }
+      return { kind: 'stmt', sql: op.s, params };
+    }
+    if (op.k !== undefined) {
+      const sql = defined.get(op.k);
+      if (sql === undefined) throw new Error(`statement ${op.k} is used before the journal defines it`);
+      return { kind: 'stmt', sql, params };
+    }
     throw new Error('malformed op');
   });
   return { lsn: raw.lsn as number, ops };
@@ -142,6 +217,7 @@ export interface ParsedJournal {
  */
 export function parseJournal(buf: Buffer, path = 'journal'): ParsedJournal {
   const records: JournalRecord[] = [];
+  const defined = new Map<number, string>();
   let off = 0;
   while (off < buf.length) {
     const payload = frameAt(buf, off);
@@ -164,7 +240,7 @@ export function parseJournal(buf: Buffer, path = 'journal'): ParsedJournal {
       break;
     }
     try {
-      records.push(decodePayload(payload));
+      records.push(decodePayload(payload, defined));
     } catch (err) {
       throw new StoreCorruptionError(`${path}: record at byte ${off} has a valid checksum but cannot be decoded`, { cause: err });
     }
@@ -250,6 +326,8 @@ export class Journal {
   private readonly faults: FaultInjector | undefined;
   private pending: Buffer[] = [];
   private pendingLsn = 0;
+  /** The statements this file defines (a new Journal object, on a reopened file too, starts afresh). */
+  private readonly statements = new StatementNumbers();
   /** The batch being gathered (written by the next write+fsync). */
   private nextBatch: Deferred | null = null;
   /** The batch whose write+fsync is in flight. */
@@ -298,9 +376,24 @@ export class Journal {
     return this.failure !== null;
   }
 
-  /** Queues a frame; resolves once it is written and fsynced. */
-  append(lsn: number, frame: Buffer): Promise<void> {
+  /** Encodes a record for this file: statements it has defined are named by number. */
+  encode(record: JournalRecord): EncodedRecord {
+    return encodeRecord(record, this.statements);
+  }
+
+  /**
+   * Numbers statements afresh from the next record on, so that the records from here are read
+   * without anything before them (a checkpoint's cut keeps only those).
+   */
+  restartStatements(): void {
+    this.statements.restart();
+  }
+
+  /** Queues a record encoded by encode(); resolves once it is written and fsynced. */
+  append(lsn: number, record: EncodedRecord): Promise<void> {
     if (this.failure) return Promise.reject(this.unavailable());
+    const frame = record.frame;
+    this.statements.adopt(record.defines);
     this.pending.push(frame);
     this.pendingBytes += frame.length;
     this.pendingLsn = lsn;
@@ -371,6 +464,7 @@ export class Journal {
       await this.handle.sync();
     });
     this.bytes = 0;
+    this.statements.restart();
   }
 
   async close(): Promise<void> {

@@ -31,8 +31,8 @@ import { resealSecrets } from '../sealedColumns.ts';
 import type { Row, RowMemo, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
 import { SecretsKeyFromEnvironmentError, StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
 import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
-import { Journal, encodeRecord, parseJournal, recoverJournal } from './journal.ts';
-import type { JournalOp, JournalRecord } from './journal.ts';
+import { Journal, parseJournal, recoverJournal } from './journal.ts';
+import type { EncodedRecord, JournalOp, JournalRecord } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
 import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
@@ -665,11 +665,11 @@ class SqlJsEngine implements SqlJsStore {
       };
       this.control('BEGIN');
       let value: T;
-      let frame: Buffer | null = null;
+      let frame: EncodedRecord | null = null;
       try {
         value = await fn(tx, exec);
         active = false;
-        if (ops.length > 0) frame = encodeRecord({ lsn: this.lsn + 1, ops });
+        if (ops.length > 0) frame = this.journal.encode({ lsn: this.lsn + 1, ops });
         this.control('COMMIT');
       } catch (err) {
         active = false;
@@ -871,6 +871,8 @@ class SqlJsEngine implements SqlJsStore {
         journalBytes: this.journal.bytes,
         generation: this.checkpoints,
       };
+      // The records from here on are all the cut keeps: they must not name statements defined before it.
+      this.journal.restartStatements();
       // Set before the queue moves on, so that every later job sees the snapshot being written.
       this.snapshotting = new Promise<void>((resolve) => (written = resolve));
       return exported;

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreCorruptionError } from '../../../src/store/engine/errors.ts';
-import { encodeRecord, parseJournal } from '../../../src/store/engine/journal.ts';
+import { StatementNumbers, encodeRecord, parseJournal } from '../../../src/store/engine/journal.ts';
 import type { JournalRecord } from '../../../src/store/engine/journal.ts';
 
 const rec = (lsn: number): JournalRecord => ({
@@ -14,14 +14,14 @@ const rec = (lsn: number): JournalRecord => ({
   ],
 });
 
-const journalOf = (...lsns: number[]) => Buffer.concat(lsns.map((l) => encodeRecord(rec(l))));
+const journalOf = (...lsns: number[]) => Buffer.concat(lsns.map((l) => encodeRecord(rec(l)).frame));
 
 describe('journal framing', () => {
   it('round-trips records, including blobs and non-finite numbers', () => {
     const odd: JournalRecord = { lsn: 9, ops: [{ kind: 'stmt', sql: '?', params: [Number.NEGATIVE_INFINITY, null, '', new Uint8Array(0)] }] };
-    const parsed = parseJournal(Buffer.concat([journalOf(1, 2), encodeRecord(odd)]));
+    const parsed = parseJournal(Buffer.concat([journalOf(1, 2), encodeRecord(odd).frame]));
     expect(parsed.records).toEqual([rec(1), rec(2), odd]);
-    expect(parsed.goodBytes).toBe(journalOf(1, 2).length + encodeRecord(odd).length);
+    expect(parsed.goodBytes).toBe(journalOf(1, 2).length + encodeRecord(odd).frame.length);
   });
 
   it('stops at a torn tail at every possible cut point', () => {
@@ -84,9 +84,83 @@ describe('journal encoding', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.array(op, { minLength: 1, maxLength: 5 }), (lsn, ops) => {
         const record = { lsn, ops } as JournalRecord;
-        expect(encodeRecord(record).equals(referenceFrame(record))).toBe(true);
+        expect(encodeRecord(record).frame.equals(referenceFrame(record))).toBe(true);
       }),
       { numRuns: 3_000 },
     );
+  });
+
+  const value = fc.oneof(fc.constant(null), fc.string({ unit: 'binary' }), fc.double(), fc.integer(), fc.uint8Array({ maxLength: 40 }));
+  const statement = fc.constantFrom('INSERT INTO quotes (id, a, b) VALUES (?, ?, ?)', 'UPDATE t SET a = ?\n  WHERE "b" = ?', 'DELETE FROM t', 'SELECT "é 😀"');
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('stmt' as const), sql: fc.oneof(statement, fc.string({ unit: 'binary' })), params: fc.array(value, { maxLength: 4 }) }),
+    fc.record({ kind: fc.constant('exec' as const), sql: fc.string({ unit: 'binary' }) }),
+  );
+
+  it('names each statement by number after its first record in a file, and reads every record back, across restarts and reopened files', () => {
+    // A step appends a record, restarts the numbering (a checkpoint's cut), or starts a new
+    // StatementNumbers on the same file (a journal reopened after a crash).
+    const step = fc.oneof(
+      { weight: 8, arbitrary: fc.array(op, { minLength: 1, maxLength: 4 }).map((ops) => ({ ops })) },
+      { weight: 1, arbitrary: fc.constant({ restart: true as const }) },
+      { weight: 1, arbitrary: fc.constant({ reopen: true as const }) },
+    );
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
+        let numbers = new StatementNumbers();
+        const frames: Buffer[] = [];
+        const records: JournalRecord[] = [];
+        for (const s of steps) {
+          if ('restart' in s) numbers.restart();
+          else if ('reopen' in s) numbers = new StatementNumbers();
+          else {
+            const record = { lsn: records.length + 1, ops: s.ops } as JournalRecord;
+            const encoded = encodeRecord(record, numbers);
+            numbers.adopt(encoded.defines);
+            frames.push(encoded.frame);
+            records.push(record);
+          }
+        }
+        const whole = Buffer.concat(frames);
+        expect(parseJournal(whole).records).toEqual(records);
+        expect(parseJournal(whole).goodBytes).toBe(whole.length);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('writes a statement\'s text once per file: a repeated insert is a fraction of its first record', () => {
+    const numbers = new StatementNumbers();
+    const sql = 'INSERT INTO quotes (id, account_id, amount_cents, term_years, currency, interest_rate, apr) VALUES (?, ?, ?, ?, ?, ?, ?)';
+    const record = (lsn: number): JournalRecord => ({ lsn, ops: [{ kind: 'stmt', sql, params: [`qte_${lsn}`, 'acc_1', 35_000_000, 30, 'USD', '6.125', '6.193'] }] });
+    const first = encodeRecord(record(1), numbers);
+    numbers.adopt(first.defines);
+    const second = encodeRecord(record(2), numbers);
+    expect(first.defines).toEqual([sql]);
+    expect(second.defines).toEqual([]);
+    expect(second.frame.length).toBeLessThan(first.frame.length - sql.length);
+    expect(second.frame.subarray(8).toString()).toBe(`{"lsn":2,"ops":[{"k":0,"p":["qte_2","acc_1",35000000,30,"USD","6.125","6.193"]}]}`);
+  });
+
+  it('defines nothing for a record that is never appended: the next one defines the statement itself', () => {
+    const numbers = new StatementNumbers();
+    const sql = 'INSERT INTO t (a) VALUES (?)';
+    encodeRecord({ lsn: 1, ops: [{ kind: 'stmt', sql, params: [1] }] }, numbers); // its COMMIT failed: not appended
+    const next = encodeRecord({ lsn: 1, ops: [{ kind: 'stmt', sql, params: [2] }, { kind: 'stmt', sql, params: [3] }] }, numbers);
+    expect(next.frame.subarray(8).toString()).toBe(`{"lsn":1,"ops":[{"d":0,"s":${JSON.stringify(sql)},"p":[2]},{"k":0,"p":[3]}]}`);
+    expect(parseJournal(next.frame).records[0]!.ops).toEqual([
+      { kind: 'stmt', sql, params: [2] },
+      { kind: 'stmt', sql, params: [3] },
+    ]);
+  });
+
+  it('refuses a record that names a statement its file never defined (a cut that kept too little, or damage)', () => {
+    const numbers = new StatementNumbers();
+    const first = encodeRecord(rec(1), numbers);
+    numbers.adopt(first.defines);
+    const second = encodeRecord(rec(2), numbers);
+    expect(() => parseJournal(second.frame)).toThrow(StoreCorruptionError);
+    expect(() => parseJournal(second.frame)).toThrow(/cannot be decoded/);
+    expect(parseJournal(Buffer.concat([first.frame, second.frame])).records).toEqual([rec(1), rec(2)]);
   });
 });
