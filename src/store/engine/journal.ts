@@ -115,13 +115,12 @@ export interface EncodedRecord {
 const NO_DEFINITIONS: string[] = [];
 
 /**
- * Encodes and frames one record: the bytes of `JSON.stringify({ lsn, ops })` with each op as
- * `{x}`, `{d,s,p}` or `{k,p}` (`p` left out when there are no parameters), written straight into
- * the frame (the quoted SQL of each statement text kept, the parameters encoded only when they
- * need it). Encoding was 4 % of a quote's CPU. Without `numbers` every statement op is the older
- * `{s,p}` (the reference the tests compare with).
+ * Encodes and frames one record for a file whose statements so far are `numbers`: the bytes of
+ * `JSON.stringify({ lsn, ops })` with each op as `{x}`, `{d,s,p}` or `{k,p}` (`p` left out when
+ * there are no parameters), written straight into the frame (the quoted SQL of each statement
+ * text kept, the parameters encoded only when they need it). Encoding was 4 % of a quote's CPU.
  */
-export function encodeRecord(record: JournalRecord, numbers: StatementNumbers | null = null): EncodedRecord {
+export function encodeRecord(record: JournalRecord, numbers: StatementNumbers): EncodedRecord {
   let text = `{"lsn":${JSON.stringify(record.lsn)},"ops":[`;
   let defines = NO_DEFINITIONS;
   for (let i = 0; i < record.ops.length; i++) {
@@ -131,21 +130,17 @@ export function encodeRecord(record: JournalRecord, numbers: StatementNumbers | 
       text += `{"x":${quotedSql(op.sql)}}`;
       continue;
     }
-    if (numbers === null) {
-      text += `{"s":${quotedSql(op.sql)}`;
+    let n = numbers.numberOf(op.sql);
+    if (n === undefined) {
+      const earlier = defines.indexOf(op.sql); // defined by an earlier op of this record
+      if (earlier >= 0) n = numbers.size + earlier;
+    }
+    if (n !== undefined) {
+      text += `{"k":${n}`;
     } else {
-      let n = numbers.numberOf(op.sql);
-      if (n === undefined) {
-        const earlier = defines.indexOf(op.sql);
-        if (earlier >= 0) n = numbers.size + earlier;
-      }
-      if (n !== undefined) {
-        text += `{"k":${n}`;
-      } else {
-        if (defines === NO_DEFINITIONS) defines = [];
-        text += `{"d":${numbers.size + defines.length},"s":${quotedSql(op.sql)}`;
-        defines.push(op.sql);
-      }
+      if (defines === NO_DEFINITIONS) defines = [];
+      text += `{"d":${numbers.size + defines.length},"s":${quotedSql(op.sql)}`;
+      defines.push(op.sql);
     }
     text += op.params.length === 0 ? '}' : `,"p":${JSON.stringify(plainParams(op.params) ? op.params : op.params.map(encodeParam))}}`;
   }
