@@ -90,8 +90,12 @@ const utf8Slice: (buffer: Buffer, start: number, end: number) => string =
     ? (buffer, start, end) => (buffer as unknown as { utf8Slice(start: number, end: number): string }).utf8Slice(start, end)
     : (buffer, start, end) => buffer.toString('utf8', start, end);
 
-/** Statements kept prepared, least recently used dropped first (exports use two, writes a few dozen). */
-const STATEMENT_CACHE_SIZE = 64;
+/**
+ * Statements kept prepared per SQL text, least recently used dropped first, here and in the
+ * engine's cache of sql.js statements: preparing costs more than running a typical indexed query,
+ * and every write statement of the service now comes through here.
+ */
+export const STATEMENT_CACHE_SIZE = 256;
 /** Text parameters up to a third of this many UTF-16 units (3 bytes of UTF-8 each at most) are bound from the scratch buffer. */
 const SCRATCH_BYTES = 16 * 1024;
 

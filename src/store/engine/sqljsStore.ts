@@ -37,7 +37,7 @@ import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
 import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
 import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from './migrate.ts';
-import { instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
+import { STATEMENT_CACHE_SIZE, instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
 import type { Migration } from './migrate.ts';
 import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from './sealing.ts';
 
@@ -158,9 +158,6 @@ function isPureRead(sql: string): boolean {
   const head = sql.trimStart().slice(0, 6).toUpperCase();
   return head === 'SELECT' || (head.startsWith('WITH') && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql));
 }
-
-/** Prepared statements kept per SQL text; preparing costs more than running a typical indexed query. */
-const STATEMENT_CACHE_SIZE = 256;
 
 const TX_CONTROL = /^\s*(BEGIN|COMMIT|END)\b|^\s*ROLLBACK\s*(TRANSACTION\s*)?;?\s*$/i;
 
