@@ -662,11 +662,11 @@ class SqlJsEngine implements SqlJsStore {
       };
       this.control('BEGIN');
       let value: T;
-      let frame: EncodedRecord | null = null;
+      let record: EncodedRecord | null = null;
       try {
         value = await fn(tx, exec);
         active = false;
-        if (ops.length > 0) frame = this.journal.encode({ lsn: this.lsn + 1, ops });
+        if (ops.length > 0) record = this.journal.encode({ lsn: this.lsn + 1, ops });
         this.control('COMMIT');
       } catch (err) {
         active = false;
@@ -675,9 +675,9 @@ class SqlJsEngine implements SqlJsStore {
         this.memo.clear();
         throw err;
       }
-      if (frame === null) return { value, durable: this.journal.flushed() };
+      if (record === null) return { value, durable: this.journal.flushed() };
       this.lsn += 1;
-      const durable = this.journal.append(this.lsn, frame);
+      const durable = this.journal.append(this.lsn, record);
       this.maybeScheduleCheckpoint();
       return { value, durable };
     });
