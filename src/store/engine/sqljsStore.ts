@@ -51,8 +51,13 @@ export interface SqlJsStoreOptions {
   dataDir: string;
   /** Directory of `NNN_name.sql` migrations; default `src/store/migrations`. */
   migrationsDir?: string;
-  /** Journal size that triggers a background checkpoint; default 64 MiB. */
+  /** Journal size that calls for a background checkpoint however small the database; default 64 MiB. */
   checkpointBytes?: number;
+  /**
+   * Journal bytes per byte of the last snapshot that call for a background checkpoint, where that
+   * is more than checkpointBytes; default 0.25 (see checkpointThreshold). 0 keeps to checkpointBytes.
+   */
+  checkpointJournalShare?: number;
   onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
   /** The key that seals secrets at rest; default: the key file DATA_DIR/secrets.key, created on first start. */
   secrets?: SecretsKeyOptions;
@@ -101,6 +106,20 @@ export type SqlJsStore = Store & SqlJsStoreExtra;
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_CHECKPOINT_JOURNAL_SHARE = 0.25;
+
+/**
+ * The journal size at which a background checkpoint starts: `floorBytes`, or `journalShare` of the
+ * last snapshot's size where that is more. A checkpoint copies, hashes and writes the whole
+ * database, so against a fixed threshold its work per write grows with the database: at 2 GB and
+ * 64 MiB, every write would pay for copying 32 bytes for each byte it journals, and requests would
+ * wait for the copy every 64 MiB. Growing with the snapshot (as Redis rewrites its append-only file
+ * once it has grown by a share of its size) caps that at 1/journalShare bytes per journal byte,
+ * while the journal replayed at a start after a crash stays a bounded share of the database.
+ */
+export function checkpointThreshold(floorBytes: number, journalShare: number, snapshotBytes: number): number {
+  return Math.max(floorBytes, Math.ceil(journalShare * snapshotBytes));
+}
 const DEFAULT_PROBE_INTERVAL_MS = 1000;
 /** What the probe writes to learn whether the disk takes writes again. */
 const PROBE_BYTES = 64 * 1024;
@@ -190,6 +209,7 @@ class SqlJsEngine implements SqlJsStore {
   private readonly lock: DataDirLock;
   private readonly files: EngineFiles;
   private readonly checkpointBytes: number;
+  private readonly checkpointJournalShare: number;
   private readonly probeIntervalMs: number;
   private readonly faults: FaultInjector | undefined;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
@@ -232,6 +252,7 @@ class SqlJsEngine implements SqlJsStore {
     this.files = files;
     this.lock = lock;
     this.checkpointBytes = options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.checkpointJournalShare = options.checkpointJournalShare ?? DEFAULT_CHECKPOINT_JOURNAL_SHARE;
     this.probeIntervalMs = options.storageProbeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
     this.faults = options.faults;
     this.rawStatementsAllowed = options.rawStatements !== false;
@@ -810,7 +831,9 @@ class SqlJsEngine implements SqlJsStore {
   }
 
   private maybeScheduleCheckpoint(): void {
-    if (this.checkpointQueued || this.closing || this.journal.bytes + this.journal.pendingBytes < this.checkpointBytes) return;
+    if (this.checkpointQueued || this.closing) return;
+    const threshold = checkpointThreshold(this.checkpointBytes, this.checkpointJournalShare, this.onDisk?.bytes ?? 0);
+    if (this.journal.bytes + this.journal.pendingBytes < threshold) return;
     if (Date.now() < this.checkpointNotBefore) return;
     this.checkpointQueued = true;
     this.backgroundCheckpoint()
@@ -1075,6 +1098,8 @@ async function prepareDataDir(dir: string, log: SqlJsStoreOptions['onLog']): Pro
 
 /** Opens (creating if needed) the data directory and returns the durable store. */
 export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsStore> {
+  const share = options.checkpointJournalShare;
+  if (share !== undefined && !(Number.isFinite(share) && share >= 0)) throw new RangeError(`checkpointJournalShare must be a finite number >= 0, not ${share}`);
   const dir = resolve(options.dataDir);
   await prepareDataDir(dir, options.onLog);
   const lock = await acquireLock(dir, (pid) => options.onLog?.('warn', 'taking over stale lock', { dataDir: dir, stalePid: pid }));

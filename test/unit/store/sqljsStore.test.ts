@@ -2,7 +2,7 @@ import { open as openFile, readFile, stat, truncate, appendFile, writeFile, rm, 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StorageUnavailableError, StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../src/store/engine/errors.ts';
-import type { SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import { checkpointThreshold, type SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
 import { crashImage, eventually, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 
@@ -423,7 +423,7 @@ describe('sql.js store durability', () => {
   });
 
   it('checkpoints in the background when the journal passes checkpointBytes', async () => {
-    const { dir, store } = await fresh('auto-checkpoint', { checkpointBytes: 2048 });
+    const { dir, store } = await fresh('auto-checkpoint', { checkpointBytes: 2048, checkpointJournalShare: 0 });
     for (let i = 0; i < 60; i++) await insert(store, `row-${i}-${'x'.repeat(50)}`);
     // A background checkpoint writes its snapshot outside the queue: wait for the last one to end.
     await eventually(() => store.stats().checkpoints > 0 && store.stats().journalBytes < 2048);
@@ -432,6 +432,42 @@ describe('sql.js store durability', () => {
     const again = await open(image, noMigrations);
     expect((await names(again)).length).toBe(60);
     await again.close();
+  });
+
+  it('the journal may grow to a share of the last snapshot before a background checkpoint, so a large database is not copied every checkpointBytes', async () => {
+    // A quarter of the snapshot: with a floor of 2 KiB, a snapshot of 64 KiB or more calls for a 16 KiB journal.
+    const { dir, store } = await fresh('checkpoint-share', { checkpointBytes: 2048, checkpointJournalShare: 0.25 });
+    for (let i = 0; i < 16; i++) await insert(store, `big-${i}`, new Uint8Array(4096).fill(i));
+    await store.checkpoint();
+    const snapshotBytes = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')).snapshot.bytes as number;
+    expect(snapshotBytes).toBeGreaterThanOrEqual(64 * 1024);
+    const threshold = Math.ceil(snapshotBytes / 4);
+    const before = store.stats().checkpoints;
+    const row = (i: number) => `small-${i}-${'y'.repeat(100)}`;
+    let i = 0;
+    // Well past the floor, short of the share: no checkpoint.
+    for (; i < 1000 && store.stats().journalBytes < threshold - 1024; i++) await insert(store, row(i));
+    expect(store.stats().checkpoints).toBe(before);
+    expect(store.stats().journalBytes).toBeGreaterThan(4 * 2048);
+    // Past it: one starts.
+    for (; i < 2000 && store.stats().journalBytes < threshold + 1024; i++) await insert(store, row(i));
+    await eventually(() => store.stats().checkpoints > before);
+    await store.close();
+  });
+
+  it('checkpointThreshold: the floor for a small database, the share of the snapshot for a large one', () => {
+    const MiB = 1024 * 1024;
+    expect(checkpointThreshold(64 * MiB, 0.25, 0)).toBe(64 * MiB);
+    expect(checkpointThreshold(64 * MiB, 0.25, 200 * MiB)).toBe(64 * MiB);
+    expect(checkpointThreshold(64 * MiB, 0.25, 2048 * MiB)).toBe(512 * MiB);
+    expect(checkpointThreshold(2048, 0, 2048 * MiB)).toBe(2048);
+    expect(checkpointThreshold(0, 0.25, 10)).toBe(3); // rounded up: never a checkpoint with nothing new to copy
+  });
+
+  it('refuses a negative or non-finite checkpointJournalShare', async () => {
+    for (const checkpointJournalShare of [-0.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(open(await dirs.make('bad-share'), noMigrations, { checkpointJournalShare })).rejects.toThrow(/checkpointJournalShare must be a finite number >= 0/);
+    }
   });
 
   it('a background checkpoint holds the queue only to export: transactions commit while its snapshot is written, and a crash at any point loses nothing', async () => {
@@ -446,7 +482,7 @@ describe('sql.js store durability', () => {
         await releasing;
       },
     };
-    const { dir, store } = await fresh('background-checkpoint', { checkpointBytes: 4096, faults });
+    const { dir, store } = await fresh('background-checkpoint', { checkpointBytes: 4096, checkpointJournalShare: 0, faults });
     const written: string[] = [];
     for (let i = 0; !held; i++) {
       written.push(`before-${i}`);
@@ -486,7 +522,7 @@ describe('sql.js store durability', () => {
         if (path.endsWith('journal.log.tmp')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', path });
       },
     };
-    const { dir, store } = await fresh('background-cut-fails', { checkpointBytes: 2048, faults, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
+    const { dir, store } = await fresh('background-cut-fails', { checkpointBytes: 2048, checkpointJournalShare: 0, faults, onLog: (level: string, msg: string) => logs.push(`${level} ${msg}`) });
     const written: string[] = [];
     for (let i = 0; i < 40; i++) {
       written.push(`row-${i}-${'x'.repeat(50)}`);
@@ -518,7 +554,7 @@ describe('sql.js store durability', () => {
         if (disk.failing) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', path: dir });
       },
     };
-    const { dir, store } = await fresh('cut-dir-sync-fails', { checkpointBytes: 2048, faults, storageProbeIntervalMs: 20 });
+    const { dir, store } = await fresh('cut-dir-sync-fails', { checkpointBytes: 2048, checkpointJournalShare: 0, faults, storageProbeIntervalMs: 20 });
     const written: string[] = [];
     for (let i = 0; !disk.failing; i++) {
       const name = `row-${i}-${'x'.repeat(50)}`;
