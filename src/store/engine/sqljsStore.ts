@@ -120,6 +120,7 @@ const DEFAULT_CHECKPOINT_JOURNAL_SHARE = 0.25;
 export function checkpointThreshold(floorBytes: number, journalShare: number, snapshotBytes: number): number {
   return Math.max(floorBytes, Math.ceil(journalShare * snapshotBytes));
 }
+
 const DEFAULT_PROBE_INTERVAL_MS = 1000;
 /** What the probe writes to learn whether the disk takes writes again. */
 const PROBE_BYTES = 64 * 1024;
