@@ -436,9 +436,12 @@ describe('sql.js store durability', () => {
 
   it('the journal may grow to a share of the last snapshot before a background checkpoint, so a large database is not copied every checkpointBytes', async () => {
     // A quarter of the snapshot: with a floor of 2 KiB, a snapshot of 64 KiB or more calls for a 16 KiB journal.
-    const { dir, store } = await fresh('checkpoint-share', { checkpointBytes: 2048, checkpointJournalShare: 0.25 });
-    for (let i = 0; i < 16; i++) await insert(store, `big-${i}`, new Uint8Array(4096).fill(i));
-    await store.checkpoint();
+    // The large database is made under the default threshold and closed (a checkpoint, nothing left
+    // running), so no background checkpoint of the small one can still be under way below.
+    const { dir, store: making } = await fresh('checkpoint-share');
+    for (let i = 0; i < 16; i++) await insert(making, `big-${i}`, new Uint8Array(4096).fill(i));
+    await making.close();
+    const store = await open(dir, noMigrations, { checkpointBytes: 2048, checkpointJournalShare: 0.25 });
     const snapshotBytes = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')).snapshot.bytes as number;
     expect(snapshotBytes).toBeGreaterThanOrEqual(64 * 1024);
     const threshold = Math.ceil(snapshotBytes / 4);
