@@ -128,7 +128,7 @@ export interface RawStatements {
   forget(): void;
 }
 
-/** A reader for `db`, or null when this sql.js does not let one be made (the engine then uses Statement.get()). */
+/** The raw statements for `db`, or null when this sql.js does not let them be made (the engine then uses sql.js's Statement and Database.run()). */
 export function openRawStatements(SQL: SqlJsStatic, db: Database, memory: WasmMemory | null): RawStatements | null {
   const c = SQL as unknown as SqliteC;
   const handle = (db as unknown as { db?: unknown }).db;

@@ -173,6 +173,13 @@ class Memo implements RowMemo {
   }
 }
 
+/** A row as getAsObject() builds it, from the statement's column names and one row's values. */
+function rowOf(names: string[], values: readonly unknown[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlValue;
+  return row;
+}
+
 /** Statements read through tx.get/tx.all that need no journal record. */
 function isPureRead(sql: string): boolean {
   const head = sql.trimStart().slice(0, 6).toUpperCase();
@@ -777,10 +784,7 @@ class SqlJsEngine implements SqlJsStore {
         if (!stmt.step()) return undefined;
         // The row as getAsObject() builds it, without asking SQLite for every column's name again.
         const values = stmt.get();
-        const names = this.columnNames(stmt, values.length);
-        const row: Row = {};
-        for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlValue;
-        return row;
+        return rowOf(this.columnNames(stmt, values.length), values);
       }
       if (mode === 'values') {
         // stmt.get() is already a fresh array of the row's values: no object, no keyed stores.
@@ -796,9 +800,7 @@ class SqlJsEngine implements SqlJsStore {
         while (stmt.step()) {
           const values = stmt.get();
           names ??= this.columnNames(stmt, values.length);
-          const row: Row = {};
-          for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlValue;
-          rows.push(row);
+          rows.push(rowOf(names, values));
         }
       } else {
         while (stmt.step());
