@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testValues } from '../../src/contract/testValues.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { runAdminCommand } from '../../src/cli/commands.ts';
+import { spec } from '../helpers/contractFetch.ts';
 import { apiClient, startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { startReceiver, type Receiver } from './webhooksReceiver.ts';
 
@@ -363,8 +364,6 @@ describe('the documented test values', () => {
 
 describe("the spec's application examples", () => {
   type Json = Record<string, any>;
-  const spec = async (): Promise<Json> => (await import('../../generated/openapi.json', { with: { type: 'json' } })).default as Json;
-  const deref = (spec: Json, node: Json): Json => (typeof node.$ref === 'string' ? spec.components.examples[node.$ref.split('/').pop() as string] : node);
 
   it.each([
     ['submit', 'approved', null],
@@ -373,9 +372,8 @@ describe("the spec's application examples", () => {
     ['approve', 'approved', 'note'],
     ['decline', 'declined', 'note'],
   ] as const)('%s → %s: test mode decides the example\'s applicant exactly as the example shows', async (action, name, requestExample) => {
-    const document = await spec();
-    const operation = document.paths[`/v1/applications/{mortgageId}/${action}`].post;
-    const example = deref(document, operation.responses['200'].content['application/json'].examples[name]).value as Json;
+    const operation = spec.paths[`/v1/applications/{mortgageId}/${action}`].post;
+    const example = operation.responses['200'].content['application/json'].examples[name].value as Json;
     const owner = await app.newAccount(`Examples Lending ${action} ${name}`);
     const { name: applicantName, amount, email, annualIncome, monthlyDebts, creditScore } = example.applicant;
     const { data: created } = await owner.test.POST('/v1/applications', {
@@ -385,7 +383,7 @@ describe("the spec's application examples", () => {
     let answer = (await owner.test.POST('/v1/applications/{mortgageId}/submit', path)).data!;
     if (action !== 'submit') {
       expect(answer.status).toBe('referred');
-      const body = deref(document, operation.requestBody.content['application/json'].examples[requestExample!]).value as { note: string };
+      const body = operation.requestBody.content['application/json'].examples[requestExample!].value as { note: string };
       answer = (await owner.test.POST(`/v1/applications/{mortgageId}/${action}`, { ...path, body })).data!;
     }
     const { decidedAt: _at, reviewerKeyId: _key, ...decision } = example.decision as Json;

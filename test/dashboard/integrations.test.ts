@@ -11,6 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { manualClock, startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { eventually } from '../helpers/server.ts';
 import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
 import { DashboardClient, signUpWith, type PageResponse } from './httpClient.ts';
 
@@ -32,23 +33,19 @@ function shown(page: PageResponse, id: string): string {
 }
 
 /** Waits until the receiver has `count` deliveries at `path` (the dispatcher delivers in the background). */
-async function deliveriesAt(path: string, count: number) {
-  for (let i = 0; i < 200; i++) {
+function deliveriesAt(path: string, count: number) {
+  return eventually(() => {
     const at = receiver.deliveries.filter((d) => d.path === path);
-    if (at.length >= count) return at;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${path} got fewer than ${count} deliveries`);
+    return at.length >= count && at;
+  }, 5_000, 25);
 }
 
 /** Reloads the endpoint's page until its delivery log holds `count` attempts (they are recorded after the answer). */
-async function logWith(webhookId: string, count: number): Promise<string> {
-  for (let i = 0; i < 200; i++) {
+function logWith(webhookId: string, count: number): Promise<string> {
+  return eventually(async () => {
     const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
-    if ((page.body.match(/<td class="outcome-/g) ?? []).length >= count) return page.body;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`the delivery log of ${webhookId} did not reach ${count} attempts`);
+    return (page.body.match(/<td class="outcome-/g) ?? []).length >= count && page.body;
+  }, 5_000, 25);
 }
 
 beforeAll(async () => {

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_CACHE_TTL_MS } from '../../src/services/authentication.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
+import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestApp, type TestAccount } from '../helpers/testApp.ts';
 import { manualClock } from '../api/webhooksReceiver.ts';
 
@@ -41,12 +42,7 @@ const status = async (app: TestApp, key: string) => (await app.clientFor(key).GE
 
 /** Asks `app` with `key` until it answers 401 (a bound on a wait, not a measured figure). */
 async function refusedEventually(app: TestApp, key: string): Promise<void> {
-  const started = performance.now();
-  while (performance.now() - started < 15_000) {
-    if ((await status(app, key)) === 401) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('still accepted 15 s after the revocation');
+  await eventually(async () => (await status(app, key)) === 401, 15_000, 10);
 }
 
 describe('API key revocation with two instances on one database', () => {
