@@ -12,7 +12,7 @@ import { Decimal } from 'decimal.js';
  * integer / 100 is the same double again; any other amount (more decimals, too large, not finite)
  * gives null.
  */
-function exactCents(amount: number): number | null {
+export function exactCents(amount: number): number | null {
   const cents = Math.round(amount * 100);
   return Math.abs(cents) <= 2 ** 50 && cents / 100 === amount ? cents : null;
 }

@@ -6,7 +6,7 @@
  */
 import { Decimal } from 'decimal.js';
 import type { components } from '../../../generated/api.d.ts';
-import { formatMoney } from '../applications/money.ts';
+import { exactCents, formatMoney } from '../applications/money.ts';
 import { limitsOf, type RuleDirection, type RuleKey, type UnderwritingRules } from './rules.ts';
 
 export type Decision = components['schemas']['Decision'];
@@ -45,12 +45,6 @@ export function judge(direction: RuleDirection, threshold: number, referralLimit
   }
   if (value >= threshold) return 'approve';
   return value >= referralLimit ? 'refer' : 'decline';
-}
-
-/** Whole cents of an amount with at most two decimals (exact below 2^50), else null. */
-function exactCents(amount: number): number | null {
-  const cents = Math.round(amount * 100);
-  return Math.abs(cents) <= 2 ** 50 && cents / 100 === amount ? cents : null;
 }
 
 /**

@@ -129,7 +129,8 @@ class PgEngine implements PgStore {
       this.statementNames.set(text, name);
     }
     const values = pgParams(params);
-    return client.query(name === undefined ? { text, values, ...(rowMode ? { rowMode } : {}) } : { name, text, values, ...(rowMode ? { rowMode } : {}) });
+    const config = { text, values, ...(rowMode ? { rowMode } : {}) };
+    return client.query(name === undefined ? config : { name, ...config });
   }
 
   private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }): { executor: Tx; finish(): void } {
