@@ -14,7 +14,7 @@ import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type Rate
 import { majorUnits, percent } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { findPricingContext, findRateSheet, saveRateSheet } from '../store/pricing.ts';
+import { findPricingContext, findRateSheet, saveRateSheet, type PricingContextRow } from '../store/pricing.ts';
 import { findQuote, insertQuote } from '../store/quotes.ts';
 import type { SqlExecutor } from '../store/store.ts';
 
@@ -81,8 +81,22 @@ function toLoanPricing(loan: PricedLoan, currency: string): LoanPricing {
 }
 
 /** The sheet a stored row holds, or the default. Stored sheets were validated when they were saved. */
-function sheetOf(sheetJson: string | null): RateSheet {
-  return sheetJson === null ? DEFAULT_RATE_SHEET : (JSON.parse(sheetJson) as RateSheet);
+/**
+ * Sheets parsed, by the pricing context they were read in. The sql.js engine remembers that
+ * context until the sheet changes (see findPricingContext), so a quote for an account with its own
+ * sheet parses it once instead of every time; a context read afresh (PostgreSQL) is parsed afresh.
+ * Sheets are only read once parsed, as the default one shared by every account is.
+ */
+const parsedSheets = new WeakMap<PricingContextRow, RateSheet>();
+
+function sheetOf(context: PricingContextRow): RateSheet {
+  if (context.sheetJson === null) return DEFAULT_RATE_SHEET;
+  let sheet = parsedSheets.get(context);
+  if (sheet === undefined) {
+    sheet = JSON.parse(context.sheetJson) as RateSheet;
+    parsedSheets.set(context, sheet);
+  }
+  return sheet;
 }
 
 /**
@@ -93,7 +107,7 @@ function sheetOf(sheetJson: string | null): RateSheet {
 async function priceLoan(db: SqlExecutor, accountId: string, request: LoanRequest): Promise<{ loan: PricedLoan; currency: string }> {
   const context = await findPricingContext(db, accountId);
   if (!context) throw fail.notFound(`No account ${accountId}.`);
-  const outcome = priceLoanFromSheet(sheetOf(context.sheetJson), request);
+  const outcome = priceLoanFromSheet(sheetOf(context), request);
   if (!outcome.ok) throw refusalError(outcome.refusal);
   return { loan: outcome.loan, currency: context.currency };
 }
@@ -110,7 +124,7 @@ export async function priceMonthlyPayment(
 ): Promise<{ ok: true; monthlyPayment: number } | { ok: false; refusal: PricingRefusal }> {
   const context = await findPricingContext(db, accountId);
   if (!context) throw fail.notFound(`No account ${accountId}.`);
-  const outcome = monthlyPaymentFromSheet(sheetOf(context.sheetJson), request);
+  const outcome = monthlyPaymentFromSheet(sheetOf(context), request);
   return outcome.ok ? { ok: true, monthlyPayment: majorUnits(outcome.monthlyPaymentCents) } : outcome;
 }
 
