@@ -20,8 +20,9 @@ export interface BodyParsers {
   [mediaType: string]: BodyParser;
 }
 
-/** The methods koa-body parses a body for (its parsedMethods below). */
-const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods whose body is read: bufferedJson's and koa-body's (its parsedMethods below) alike. */
+const BODY_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
+const PARSED_METHODS = new Set<string>(BODY_METHODS);
 /** Content types koa-body certainly takes as JSON (type-is matches them); any other goes through koa-body. */
 const PLAIN_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
 /** co-body's strict check: a JSON text that is an object or an array. */
@@ -110,7 +111,7 @@ export function jsonBodyParser(limitBytes: number): BodyParser {
     text: false,
     multipart: false,
     patchNode: false,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    parsedMethods: BODY_METHODS,
     onError: (err) => {
       throw err;
     },

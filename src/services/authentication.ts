@@ -59,7 +59,8 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
 
   async function lookUp(secretHash: string): Promise<ApiKeyRecord | undefined> {
     const entry = remembered.get(secretHash);
-    if (entry && clock.now().getTime() - entry.readAt < ttlMs) return entry.key;
+    // Remembered for good where ttlMs is Infinity (sql.js): no clock read on that hit.
+    if (entry && (ttlMs === Infinity || clock.now().getTime() - entry.readAt < ttlMs)) return entry.key;
     if (!listening) {
       // Subscribed on first use, so an admin command that never authenticates opens no LISTEN connection.
       listening = true;
