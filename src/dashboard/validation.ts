@@ -18,7 +18,6 @@ interface SpecOperation {
 }
 
 let operations: Map<string, SpecOperation> | undefined;
-let schemas: Map<string, unknown> | undefined;
 const validators = new Map<string, ValidateFunction>();
 const ajv = boundValidators(createAjv({ ...REQUEST_VALIDATION_OPTIONS }));
 
@@ -32,16 +31,6 @@ function specOperations(): Map<string, SpecOperation> {
   return operations;
 }
 
-function requestSchemas(): Map<string, unknown> {
-  if (schemas) return schemas;
-  schemas = new Map();
-  for (const [operationId, operation] of specOperations()) {
-    const schema = operation.requestBody?.content?.['application/json']?.schema;
-    if (schema) schemas.set(operationId, schema);
-  }
-  return schemas;
-}
-
 /** Whether an operation is for admins only (`x-required-role: admin`), as the API's edge enforces it for keys. */
 export function needsAdmin(operationId: OperationId): boolean {
   const operation = specOperations().get(operationId);
@@ -51,7 +40,7 @@ export function needsAdmin(operationId: OperationId): boolean {
 
 /** The JSON request schema of an operation (what its form is decoded and checked against). */
 export function requestSchema(operationId: OperationId): unknown {
-  const schema = requestSchemas().get(operationId);
+  const schema = specOperations().get(operationId)?.requestBody?.content?.['application/json']?.schema;
   if (!schema) throw new Error(`${operationId} has no JSON request body in the spec`);
   return schema;
 }

@@ -6,7 +6,7 @@
  * dashboard with its decision → download a CSV export → invite a member → the member cannot open
  * admin pages (403) → sign out. On the way: the overview's curl command is run, the copy button
  * is clicked, a document is downloaded, and the member signs in and out by keyboard alone. Every page is checked with axe-core (no serious or critical
- * violation) and watched for CSP violations; the main pages are photographed into docs/screenshots/.
+ * violation) and watched for CSP violations; run as `npm run screenshots`, it photographs the main pages into docs/screenshots/.
  */
 import { readFile } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';

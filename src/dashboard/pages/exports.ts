@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../context.ts';
 import { APPLICATION_STATUSES, type ApplicationStatus } from '../../domain/applications/stateMachine.ts';
-import { BUILT_IN_FORMATS, type BuiltInFormat } from '../../domain/exports/formats.ts';
+import type { BuiltInFormat } from '../../domain/exports/formats.ts';
 import { listExportFormats, MAX_EXPORT_FORMATS, prepareExport } from '../../services/exports.ts';
 import { accountOf, requireSession } from '../page.ts';
 import { render } from '../render.ts';
@@ -13,8 +13,8 @@ const DESCRIPTIONS: Record<BuiltInFormat, string> = {
   json: 'JSON: {"data": [...]}',
   ndjson: 'NDJSON: one JSON record a line',
 };
-// CSV first: what most people download from a page.
-const BUILT_IN = [...BUILT_IN_FORMATS].sort((a, b) => Number(b === 'csv') - Number(a === 'csv')).map((name) => ({ name, description: DESCRIPTIONS[name] }));
+// In the order above, CSV first: what most people download from a page.
+const BUILT_IN = Object.entries(DESCRIPTIONS).map(([name, description]) => ({ name, description }));
 
 export function exportRoutes(router: Router, ctx: AppContext): void {
   router.get('/exports', async (koa) => {

@@ -605,7 +605,6 @@ describe('sql.js store durability', () => {
     // The journal's write is durable when it returns (O_DSYNC) or followed by datasync: fail whichever makes it durable.
     const eio = () => Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
     const spies = [vi.spyOn(proto, 'write').mockRejectedValueOnce(eio()), vi.spyOn(proto, 'datasync').mockRejectedValueOnce(eio())];
-    const spy = { mockRestore: () => spies.forEach((s) => s.mockRestore()) };
     disk.full = true; // the probe keeps failing until the disk is freed
     try {
       const err = await insert(store, 'lost').catch((e: unknown) => e);
@@ -614,7 +613,7 @@ describe('sql.js store durability', () => {
       expect((err as StorageUnavailableError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
       expect((err as Error).message).toContain(join(dir, 'journal.log'));
     } finally {
-      spy.mockRestore();
+      for (const spy of spies) spy.mockRestore();
     }
     expect(store.isOpen()).toBe(false);
     expect(store.storageState()).toBe('degraded');
