@@ -116,9 +116,3 @@ export class JsonRecords {
     return out + '}';
   }
 }
-
-/** A function that writes one row as a JSON object holding the selected fields. */
-export function jsonRecordWriter(selected: readonly FieldDefinition[]): (row: ExportSource) => string {
-  const records = new JsonRecords(selected);
-  return (row) => records.append('', row);
-}

@@ -13,7 +13,7 @@ import {
   formatTimestamp,
   neutraliseFormula,
 } from '../../../src/domain/exports/csv.ts';
-import { EXPORT_FIELDS, fieldByName, type ExportSource } from '../../../src/domain/exports/fields.ts';
+import { EXPORT_FIELDS, fieldByName, fieldValue, type ExportSource } from '../../../src/domain/exports/fields.ts';
 import { exportSource } from './arbitraries.ts';
 
 const field = (name: string) => fieldByName(name)!;
@@ -98,7 +98,7 @@ describe('CsvWriter', () => {
         rows.forEach((source, i) => {
           const cells = records[i + 1]!;
           EXPORT_FIELDS.forEach((f, c) => {
-            const value = f.get(source);
+            const value = fieldValue(source, f.index);
             const expected =
               value === null ? '' : f.kind === 'text' ? neutraliseFormula(value as string) : f.kind === 'money' ? centsToDecimal(value as number) : String(value);
             expect(cells[c]).toBe(expected);

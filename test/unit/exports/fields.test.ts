@@ -39,7 +39,7 @@ describe('the export field catalogue', () => {
       updatedAt: 'updated',
       bankVerification: { verified: false, accountMask: '6789', checkedAt: 'checked' },
     };
-    const values = (source: ExportSource) => Object.fromEntries(EXPORT_FIELDS.map((field) => [field.name, field.get(source)]));
+    const values = (source: ExportSource) => Object.fromEntries(EXPORT_FIELDS.map((field) => [field.name, fieldValue(source, field.index)]));
     const expected = {
       mortgageId: 'mtg-1',
       status: 'approved',
@@ -69,10 +69,7 @@ describe('the export field catalogue', () => {
       'bankVerification.accountMask': null,
       'bankVerification.checkedAt': null,
     });
-    EXPORT_FIELDS.forEach((field, index) => {
-      expect(field.index).toBe(index);
-      expect(fieldValue(row, index)).toBe(field.get(row));
-    });
+    EXPORT_FIELDS.forEach((field, index) => expect(field.index).toBe(index));
     expect(() => fieldValue(row, EXPORT_FIELDS.length)).toThrow(RangeError);
   });
 

@@ -1,16 +1,22 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EXPORT_FIELDS, type ExportSource, type FieldDefinition } from '../../../src/domain/exports/fields.ts';
+import { EXPORT_FIELDS, fieldValue, type ExportSource, type FieldDefinition } from '../../../src/domain/exports/fields.ts';
 import { centsToDecimal } from '../../../src/domain/exports/amounts.ts';
-import { jsonRecordWriter } from '../../../src/domain/exports/json.ts';
+import { JsonRecords } from '../../../src/domain/exports/json.ts';
 import { exportSource } from './arbitraries.ts';
+
+/** One row as the JSON and NDJSON exports write it, the selected fields only. */
+const jsonRecordWriter = (selected: readonly FieldDefinition[]) => {
+  const records = new JsonRecords(selected);
+  return (row: ExportSource) => records.append('', row);
+};
 
 /** The record built the plain way (objects, decimal.js for amounts), to compare the fast writer against. */
 function reference(row: ExportSource, fields: readonly FieldDefinition[]): Record<string, unknown> {
   const out: Record<string, any> = {};
   for (const f of EXPORT_FIELDS.filter((candidate) => fields.includes(candidate))) {
-    let value = f.get(row);
+    let value = fieldValue(row, f.index);
     if (f.kind === 'money' && value !== null) value = new Decimal(value as number).dividedBy(100).toNumber();
     if (f.parent === null) out[f.key] = value;
     else if (f.parent === 'bankVerification' && row.bankVerification === null) out.bankVerification = null;
@@ -19,10 +25,10 @@ function reference(row: ExportSource, fields: readonly FieldDefinition[]): Recor
   return out;
 }
 
-/** The record's text written the plain way: JSON.stringify for every string, the fields' own get(). */
+/** The record's text written the plain way: JSON.stringify for every string, each field's value read on its own. */
 function referenceText(row: ExportSource, fields: readonly FieldDefinition[]): string {
   const value = (f: FieldDefinition) => {
-    const v = f.get(row);
+    const v = fieldValue(row, f.index);
     if (v === null) return 'null';
     if (f.kind === 'money') return centsToDecimal(v as number);
     return f.kind === 'text' || f.kind === 'timestamp' ? JSON.stringify(v) : String(v);
