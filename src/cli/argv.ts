@@ -3,7 +3,7 @@ import { AdminCommandError, type Flags } from './command.ts';
 /** `<words...> --flag value --flag=value --json`: the words name the command, the flags its inputs. */
 export function parseAdminArgs(argv: string[]): { command: string; flags: Flags; json: boolean } {
   const words: string[] = [];
-  const flags: Flags = {};
+  const flags: Flags = Object.create(null);
   let json = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

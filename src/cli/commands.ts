@@ -77,12 +77,12 @@ export const adminCommands: Record<string, AdminCommand> = {
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
 export async function runAdminCommand(ctx: AppContext, name: string, flags: Flags): Promise<Record<string, unknown>> {
-  const command = adminCommands[name];
+  const command = Object.hasOwn(adminCommands, name) ? adminCommands[name] : undefined;
   if (!command) throw new AdminCommandError(`Unknown command "${name}". Commands: ${Object.keys(adminCommands).join('; ')}`);
   for (const [flag, spec] of Object.entries(command.flags)) {
     if (spec.required && !flags[flag]) throw new AdminCommandError(`${name} needs --${flag} (${spec.description})`);
   }
-  const unknown = Object.keys(flags).filter((flag) => !(flag in command.flags));
+  const unknown = Object.keys(flags).filter((flag) => !Object.hasOwn(command.flags, flag));
   if (unknown.length) throw new AdminCommandError(`${name} does not take --${unknown.join(', --')}`);
   try {
     return await command.run(ctx, flags);

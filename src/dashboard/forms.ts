@@ -69,6 +69,23 @@ function typed(raw: string, schema: Schema | undefined): unknown {
   return raw;
 }
 
+/** A row number a form may name: tables on these pages have tens of rows, never thousands. */
+const ROW_INDEX = /^(0|[1-9]\d{0,2})$/;
+
+/** Names that would reach an object's prototype machinery if they were ever walked on a plain object. */
+const RESERVED_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function notAField(name: string, why: string) {
+  const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name;
+  return fail.validation(`The form field ${JSON.stringify(shown)} ${why}.`, [{ pointer: shown, message: 'is not a field of this form' }]);
+}
+
+/** Refuses a field name no form of the dashboard has: reserved names and empty segments. */
+function checkFieldName(name: string, segments: string[]): void {
+  if (segments.some((segment) => RESERVED_SEGMENTS.has(segment))) throw notAField(name, 'uses a reserved name');
+  if (segments.some((segment) => segment === '')) throw notAField(name, 'has an empty segment');
+}
+
 export interface DecodedForm<T> {
   body: T;
   /** Turns a pointer into the body back into the name of the field it came from (rows left blank were dropped). */
@@ -83,11 +100,14 @@ export interface DecodedForm<T> {
  * a checkbox's `true`).
  */
 export function decodeForm<T = Record<string, unknown>>(form: URLSearchParams, schema: unknown): DecodedForm<T> {
-  const body: Record<string, unknown> = {};
+  // Field names are the client's: every object they name is built without a prototype, so no
+  // name (`/__proto__/x`, `/constructor/prototype/x`) can reach a prototype shared by the process.
+  const body: Record<string, unknown> = Object.create(null);
   const root = schema as Schema;
   for (const name of new Set(form.keys())) {
     if (!name.startsWith('/')) continue;
     const segments = name.slice(1).split('/');
+    checkFieldName(name, segments);
     const fieldSchema = schemaAt(root, segments);
     const values = form.getAll(name);
     let value: unknown;
@@ -99,14 +119,15 @@ export function decodeForm<T = Record<string, unknown>>(form: URLSearchParams, s
     }
     let node: Record<string, unknown> | unknown[] = body;
     segments.forEach((segment, i) => {
-      const last = i === segments.length - 1;
+      if (Array.isArray(node) && !ROW_INDEX.test(segment)) throw notAField(name, 'names a row that is not a number');
       const container = node as Record<string, unknown>;
-      if (last) container[segment] = value;
-      else {
-        const nextIsIndex = /^\d+$/.test(segments[i + 1]!);
-        container[segment] ??= nextIsIndex ? [] : {};
-        node = container[segment] as Record<string, unknown>;
+      if (i === segments.length - 1) {
+        container[segment] = value;
+        return;
       }
+      const existing = container[segment];
+      if (existing !== undefined && (existing === null || typeof existing !== 'object')) throw notAField(name, 'sets a value inside another field');
+      node = (existing ?? (container[segment] = ROW_INDEX.test(segments[i + 1]!) ? [] : Object.create(null))) as Record<string, unknown>;
     });
   }
   // Arrays filled by index: drop the holes (rows left blank), remembering where each row came from.
@@ -146,7 +167,7 @@ export function decodeForm<T = Record<string, unknown>>(form: URLSearchParams, s
 export type FieldErrors = Record<string, string>;
 
 export function fieldErrors(issues: readonly FieldIssue[] | undefined, fieldOf: (pointer: string) => string = (p) => p): FieldErrors {
-  const errors: FieldErrors = {};
+  const errors: FieldErrors = Object.create(null);
   for (const issue of issues ?? []) {
     const field = fieldOf(issue.pointer);
     errors[field] = errors[field] ? `${errors[field]}; ${issue.message}` : issue.message;

@@ -81,7 +81,7 @@ export function statusOf(err: AppError): number {
 
 /** Flattens a value into field names (JSON pointers) and the text each field shows. */
 export function fieldValues(value: unknown, prefix = ''): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   if (Array.isArray(value)) value.forEach((item, i) => Object.assign(out, fieldValues(item, `${prefix}/${i}`)));
   else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) Object.assign(out, fieldValues(item, `${prefix}/${key}`));
@@ -91,7 +91,8 @@ export function fieldValues(value: unknown, prefix = ''): Record<string, string>
 
 /** The submitted form's fields as the values to show again beside their messages. */
 export function submittedValues(form: URLSearchParams): Record<string, string> {
-  const out: Record<string, string> = {};
+  // Keyed by the client's field names: no prototype for one of them to reach.
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of form) if (name.startsWith('/') && !name.endsWith('/password')) out[name] = value;
   return out;
 }

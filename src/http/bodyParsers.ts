@@ -126,7 +126,8 @@ export function multipartBodyParser(ctx: AppContext): BodyParser {
 
     const rawFields = (ctx.request.body ?? {}) as Record<string, string | string[]>;
     const rawFiles = (ctx.request.files ?? {}) as unknown as Record<string, FormidableFile | FormidableFile[]>;
-    const upload: MultipartUpload = { fields: {}, files: {} };
+    // Part names are the client's: the maps built from them have no prototype.
+    const upload: MultipartUpload = { fields: Object.create(null), files: Object.create(null) };
     for (const [name, value] of Object.entries(rawFields)) upload.fields[name] = asList(value).map(String);
     for (const [name, value] of Object.entries(rawFiles)) {
       upload.files[name] = asList(value).map((file) => ({
@@ -139,7 +140,7 @@ export function multipartBodyParser(ctx: AppContext): BodyParser {
     }
     ctx.state[STATE_KEY] = upload;
     // What the contract validates and Idempotency-Key fingerprints: the fields, and each file by its digest.
-    const body: Record<string, string | string[]> = {};
+    const body: Record<string, string | string[]> = Object.create(null);
     for (const [name, values] of Object.entries(upload.fields)) body[name] = values.length === 1 ? values[0]! : values;
     for (const [name, files] of Object.entries(upload.files)) {
       const digests = files.map((file) => `sha256:${file.sha256}`);

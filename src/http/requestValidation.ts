@@ -62,7 +62,7 @@ function compile(operation: Operation): CompiledOperation {
 function pathParams(compiled: CompiledOperation, path: string): Record<string, string> | null {
   const match = compiled.pathPattern.exec(path);
   if (match === null) return null;
-  const params: Record<string, string> = {};
+  const params: Record<string, string> = Object.create(null);
   const values = compiled.pathNames.map((_, i) => decodeURIComponent(match[i + 1]!));
   for (let i = 0; i < values.length; i++) {
     const name = compiled.pathNames[i]!;
@@ -83,7 +83,7 @@ export function requestValidation(api: OpenAPIBackend): (req: Request, operation
     const body = req.body as unknown;
     if (!op.fast || (body !== undefined && typeof body !== 'object')) return validator.validateRequest(req, operation);
 
-    const headers: Record<string, unknown> = {};
+    const headers: Record<string, unknown> = Object.create(null);
     for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name];
     const hasQuery = req.query !== undefined && (typeof req.query !== 'object' || Object.keys(req.query).length > 0);
     const query = hasQuery ? router.parseRequestQuery(req) : {};

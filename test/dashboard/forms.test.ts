@@ -34,6 +34,21 @@ describe('decodeForm', () => {
     expect(fieldErrors(issues, fieldOf)).toEqual({ '/flatFees/2/name': 'must match pattern "^[a-z][a-z0-9_]{0,39}$"' });
   });
 
+  it('refuses field names that walk into a prototype, a row that is not a number, and a field inside a value; builds objects without a prototype', () => {
+    const schema = requestSchema('updatePricing');
+    for (const name of ['/__proto__/polluted', '/constructor/prototype/polluted', '/flatFees/0/prototype', '/flatFees/__proto__/name', '/a//b']) {
+      expect(() => decodeForm(form([[name, 'yes']]), schema), name).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    }
+    for (const row of ['x', '1000']) {
+      expect(() => decodeForm(form([['/flatFees/0/name', 'a'], [`/flatFees/${row}/name`, 'b']]), schema), row).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    }
+    expect(() => decodeForm(form([['/baseRates', 'x'], ['/baseRates/0/rate', '1']]), schema)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const { body } = decodeForm<{ flatFees: object[] }>(form([['/flatFees/0/name', 'appraisal']]), schema);
+    expect(Object.getPrototypeOf(body)).toBeNull();
+    expect(Object.getPrototypeOf(body.flatFees[0])).toBeNull();
+  });
+
   it('the contract check gives the API 400 pointers and words', () => {
     expect(contractIssues('createApiKey', { role: 'owner' })).toEqual([
       { pointer: '/name', message: 'is required' },
