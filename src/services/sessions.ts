@@ -23,7 +23,7 @@ import {
 } from '../store/sessions.ts';
 import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
 import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
-import { attemptLimiter, type AttemptLimiter } from './rateLimits.ts';
+import { attemptLimiter, type AttemptLimiter, type CountedAttempt } from './rateLimits.ts';
 
 export interface ActiveSession {
   /** The id the cookie carries (never stored: the store keeps its hash). */
@@ -98,23 +98,46 @@ export async function sweepSessions(ctx: AppContext): Promise<number> {
 export const SIGN_IN_FAILED = 'The email or the password is not correct.';
 
 export interface SignInLimits {
-  perEmail: AttemptLimiter;
+  perEmailAndAddress: AttemptLimiter;
   perAddress: AttemptLimiter;
+  perEmail: AttemptLimiter;
 }
 
 /** The sign-in limits of this process (their counts are shared by every instance on PostgreSQL). */
 export function signInLimits(ctx: AppContext): SignInLimits {
   return {
-    perEmail: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerEmailPerMinute),
+    perEmailAndAddress: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerEmailAndAddressPerMinute),
     perAddress: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerAddressPerMinute),
+    perEmail: attemptLimiter(ctx, ctx.config.dashboard.signInFailuresPerEmailPerMinute),
   };
 }
 
 /**
- * Checks an email and password and starts a session. Each attempt is counted against the email
- * and the client's address before the password is looked at, and given back when it succeeds:
- * past either limit the answer is 429 `sign_in_rate_limited` whether the email exists or not.
- * Failures are 401 with SIGN_IN_FAILED after one password check in every case.
+ * Takes an attempt from each limiter in order, stopping at the first that refuses: the ones taken
+ * before it are given back and the answer is 429 `sign_in_rate_limited`.
+ */
+async function takeInTurn(buckets: ReadonlyArray<readonly [AttemptLimiter, string]>): Promise<CountedAttempt[]> {
+  const taken: CountedAttempt[] = [];
+  for (const [limiter, bucket] of buckets) {
+    const attempt = await limiter.take(bucket);
+    if (!attempt.allowed) {
+      await Promise.all(taken.map((earlier) => earlier.release()));
+      const seconds = attempt.retryAfterSeconds;
+      throw fail.rateLimited('sign_in_rate_limited', `Too many failed sign-ins; try again in ${seconds} seconds.`, seconds);
+    }
+    taken.push(attempt);
+  }
+  return taken;
+}
+
+/**
+ * Checks an email and password and starts a session. Each attempt is counted before the password
+ * is looked at, and given back when it succeeds: against the email from this address, against the
+ * address, then against the email's ceiling from every address. An attempt refused by one limit
+ * counts against none of the later ones, so a stranger held at their own address's limits cannot
+ * push the owner's email to its ceiling. Past any limit the answer is 429 `sign_in_rate_limited`
+ * whether the email exists or not. Failures are 401 with SIGN_IN_FAILED after one password check in
+ * every case.
  */
 export async function signIn(
   ctx: AppContext,
@@ -122,18 +145,16 @@ export async function signIn(
   input: { email: string; password: string; clientAddress: string | undefined; replacing?: string | undefined },
 ): Promise<ActiveSession> {
   const email = normalizeEmail(input.email);
-  const byEmail = await limits.perEmail.take(`sign-in:email:${email}`);
-  const byAddress = await limits.perAddress.take(`sign-in:address:${clientAddressKey(input.clientAddress)}`);
-  if (!byEmail.allowed || !byAddress.allowed) {
-    if (byEmail.allowed) await byEmail.release();
-    if (byAddress.allowed) await byAddress.release();
-    const retryAfterSeconds = Math.max(byEmail.allowed ? 0 : byEmail.retryAfterSeconds, byAddress.allowed ? 0 : byAddress.retryAfterSeconds);
-    throw fail.rateLimited('sign_in_rate_limited', `Too many failed sign-ins; try again in ${retryAfterSeconds} seconds.`, retryAfterSeconds);
-  }
+  const address = clientAddressKey(input.clientAddress);
+  const counted = await takeInTurn([
+    [limits.perEmailAndAddress, `sign-in:email-address:${email}|${address}`],
+    [limits.perAddress, `sign-in:address:${address}`],
+    [limits.perEmail, `sign-in:email:${email}`],
+  ]);
   const found = email.length <= 254 && input.password.length <= 1024 ? await ctx.store.read((db) => findUserByEmail(db, email)) : undefined;
   const check = found ? await verifyPassword(input.password, found.passwordHash) : await spendPasswordCheck(input.password).then(() => null);
   if (!found || !check?.matches) throw fail.unauthenticated(SIGN_IN_FAILED);
-  await Promise.all([byEmail.release(), byAddress.release()]);
+  await Promise.all(counted.map((attempt) => attempt.release()));
   if (check.rehash) {
     const rehashed = await hashPassword(input.password);
     await ctx.store.transaction((tx) => setPasswordHash(tx, found.user.userId, rehashed));

@@ -33,7 +33,8 @@ beforeAll(async () => {
     clock,
     env: {
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-      DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE: '2',
+      DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_AND_ADDRESS_PER_MINUTE: '2',
+      DASHBOARD_SIGN_IN_FAILURES_PER_EMAIL_PER_MINUTE: '3',
       DASHBOARD_SIGN_IN_FAILURES_PER_ADDRESS_PER_MINUTE: '3',
       DASHBOARD_SIGN_UPS_PER_ADDRESS_PER_MINUTE: '3',
     },
@@ -346,9 +347,9 @@ describe('sign-up rate limiting', () => {
 });
 
 describe('sign-in rate limiting', () => {
-  async function attempt(email: string, password: string) {
+  async function attempt(email: string, password: string, baseUrl = app.baseUrl) {
     const before = scryptRuns.count; // the sign-in page submit() reads first runs no scrypt
-    const response = await new DashboardClient(app.baseUrl).submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': email, '/password': password });
+    const response = await new DashboardClient(baseUrl).submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': email, '/password': password });
     return { ...response, hashes: scryptRuns.count - before };
   }
 
@@ -367,7 +368,7 @@ describe('sign-in rate limiting', () => {
     expect(unknown.hashes).toBe(1);
   }, 60_000);
 
-  it('per email: past the limit every sign-in with that email gets 429, right password or not, known or not, until the minute ends', async () => {
+  it('per email and address: past the limit every sign-in with that email from that address gets 429, right password or not, known or not, until the minute ends', async () => {
     nextMinute();
     for (const email of ['alice@alice.test', 'nobody@alice.test']) {
       expect((await attempt(email, 'wrong password one')).status).toBe(401);
@@ -380,6 +381,30 @@ describe('sign-in rate limiting', () => {
       nextMinute();
     }
     expect((await attempt('alice@alice.test', PASSWORD)).status).toBe(303);
+  }, 60_000);
+
+  it("a stranger failing from one address cannot lock the owner out: the owner signs in from another address, and the stranger's refused attempts count toward nothing", async () => {
+    nextMinute();
+    const otherAddress = await app.baseUrlOnIpv6Loopback();
+    const stranger = [];
+    for (let i = 0; i < 8; i++) stranger.push((await attempt('alice@alice.test', `stranger guess ${i}`)).status);
+    // Two failures count (the per email-and-address limit), the six after are refused unheard.
+    expect(stranger).toEqual([401, 401, 429, 429, 429, 429, 429, 429]);
+    expect((await attempt('alice@alice.test', PASSWORD, otherAddress)).status).toBe(303);
+  }, 60_000);
+
+  it('per email from every address together: a ceiling that failures from several addresses reach', async () => {
+    nextMinute();
+    const otherAddress = await app.baseUrlOnIpv6Loopback();
+    expect((await attempt('alice@alice.test', 'wrong password one')).status).toBe(401);
+    expect((await attempt('alice@alice.test', 'wrong password two')).status).toBe(401);
+    expect((await attempt('alice@alice.test', 'wrong password three', otherAddress)).status).toBe(401);
+    // The ceiling (3) is reached across the two addresses: the right password waits for the next minute.
+    const limited = await attempt('alice@alice.test', PASSWORD, otherAddress);
+    expect(limited.status).toBe(429);
+    expect(limited.hashes).toBe(0);
+    nextMinute();
+    expect((await attempt('alice@alice.test', PASSWORD, otherAddress)).status).toBe(303);
   }, 60_000);
 
   it('per address: failures with several emails from one address are limited together; a success gives its attempt back', async () => {
