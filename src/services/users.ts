@@ -23,6 +23,7 @@ import {
 } from '../store/invitations.ts';
 import type { SqlExecutor } from '../store/store.ts';
 import {
+  accountHasEmail,
   countAccountAdmins,
   deleteUser,
   emailTaken,
@@ -108,7 +109,8 @@ const tokenHash = (token: string) => createHash('sha256').update(token).digest('
 /**
  * An admin invites someone by email with a role. Returns the invitation and its token, the secret
  * part of the one-time link: it is shown once and only its hash is kept. Valid 7 days. There is no
- * outgoing email: the admin passes the link on.
+ * outgoing email: the admin passes the link on. The answer is the same whether or not the email
+ * belongs to a user of another account; acceptance refuses an email that already has a user.
  */
 export async function inviteUser(
   ctx: AppContext,
@@ -136,7 +138,11 @@ export async function inviteUser(
     revokedAt: null,
   };
   await ctx.store.transaction(async (tx) => {
-    if (await emailTaken(tx, email)) throw emailTakenError();
+    // Only this account's own users are looked at: whether the email belongs to a user of another
+    // organisation is not the inviting admin's to learn (a user with it cannot accept, and is told so then).
+    if (await accountHasEmail(tx, actor.accountId, email)) {
+      throw fail.conflict('already_a_member', 'This email is already a user of this account.', { errors: [{ pointer: '/email', message: 'is already a user of this account' }] });
+    }
     await insertInvitation(tx, invitation, tokenHash(token));
   });
   return { invitation, token };

@@ -53,6 +53,11 @@ export async function emailTaken(db: SqlExecutor, email: string): Promise<boolea
   return (await db.get('SELECT id FROM users WHERE email = ?', [email])) !== undefined;
 }
 
+/** Whether this account has a user with this email (another account's users are not looked at). */
+export async function accountHasEmail(db: SqlExecutor, accountId: string, email: string): Promise<boolean> {
+  return (await db.get('SELECT id FROM users WHERE account_id = ? AND email = ?', [accountId, email])) !== undefined;
+}
+
 /** A user of this account, or undefined: another account's user is indistinguishable from none. */
 export async function findAccountUser(db: SqlExecutor, accountId: string, userId: string): Promise<UserRecord | undefined> {
   const lock = forUpdate(db);

@@ -169,6 +169,33 @@ describe("another account's ids", () => {
 });
 
 describe('team', () => {
+  it("inviting an email that has a user in another organisation answers exactly as inviting a new one; the conflict is met at acceptance", async () => {
+    const invite = async (email: string) => {
+      const page = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': email, '/role': 'member' });
+      const link = /id="invitation-link">([^<]+)</.exec(page.body)?.[1];
+      // The page with what differs by nature (the email, the link, ids and tokens) taken out.
+      const shape = page.body.replaceAll(email, 'EMAIL').replace(/\/dashboard\/invitations\/[A-Za-z0-9_-]+/g, 'LINK').replace(/inv-[0-9a-z]+/g, 'ID').replace(/value="[A-Za-z0-9_-]{40,}"/g, 'TOKEN');
+      return { status: page.status, link, shape };
+    };
+    const elsewhere = await invite('bob@bob.test'); // Bob is a user of another organisation
+    const nobody = await invite('newcomer@alice.test');
+    expect(elsewhere.status).toBe(200);
+    expect(nobody.status).toBe(200);
+    expect(elsewhere.shape).toBe(nobody.shape);
+
+    const bobsLink = new URL(elsewhere.link!).pathname;
+    const visitor = new DashboardClient(app.baseUrl);
+    const page = await visitor.get(bobsLink);
+    const accepted = await visitor.post(bobsLink, { '/password': 'another long passphrase' }, { csrfFrom: page.body });
+    expect(accepted.status).toBe(409);
+    expect(accepted.body).toContain('A user with this email already exists');
+
+    // This account's own user: the admin already sees the team, so the answer may say so.
+    const own = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'alice@alice.test', '/role': 'member' });
+    expect(own.status).toBe(400); // the form shown again with the message beside the field
+    expect(own.body).toContain('already a user of this account');
+  }, 60_000);
+
   it('an invitation link works once, for its email and role; a member gets 403 on admin pages and forms; the last admin stays', async () => {
     const invited = await alice.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'Max@Alice.test', '/role': 'member' });
     expect(invited.status).toBe(200);
