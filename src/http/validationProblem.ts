@@ -3,6 +3,7 @@
  * per offending place, with a JSON Pointer a caller can map back to its own field.
  */
 import type { ErrorObject } from 'ajv';
+import { textRuleMessage } from '../domain/text/textRule.ts';
 import { MAX_VALIDATION_ERRORS, TRUNCATED_KEYWORD } from './boundedValidation.ts';
 import { problems, type ApiProblem, type ValidationIssue } from './problem.ts';
 
@@ -33,6 +34,10 @@ function messageOf(error: ErrorObject): string {
   if (error.keyword === 'required') return 'is required';
   if (error.keyword === 'enum' && params.allowedValues) {
     return `must be one of: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  if (error.keyword === 'pattern') {
+    const textRule = textRuleMessage(String((error.params as { pattern?: unknown }).pattern));
+    if (textRule) return textRule;
   }
   if (error.keyword === 'parse') return `is not valid JSON: ${error.message ?? ''}`.trim();
   const unit = (error.parentSchema as { 'x-unit'?: string } | undefined)?.['x-unit'];

@@ -7,6 +7,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
 import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts';
+import { displayFileName } from '../domain/documents/fileName.ts';
 import { isDocumentType, type DocumentType } from '../domain/documents/types.ts';
 import { publish } from '../events/outbox.ts';
 import type { MultipartUpload, UploadedFile } from '../contract/uploads.ts';
@@ -42,10 +43,8 @@ export function toDocument(record: DocumentRecord, publicBaseUrl: string): Docum
   };
 }
 
-const FILE_NAME_MAX = 255;
-
 /** Exactly one `documentType` of the documented values and exactly one `file` part, nothing else. */
-export function readUploadForm(form: MultipartUpload | undefined): { documentType: DocumentType; file: UploadedFile } {
+export function readUploadForm(form: MultipartUpload | undefined): { documentType: DocumentType; file: UploadedFile; fileName: string | null } {
   const issues: { pointer: string; message: string }[] = [];
   const types = form?.fields.documentType ?? [];
   const files = form?.files.file ?? [];
@@ -57,6 +56,8 @@ export function readUploadForm(form: MultipartUpload | undefined): { documentTyp
   if (form?.fields.file) issues.push({ pointer: '/file', message: 'must be a file part (with a filename and a Content-Type)' });
   else if (files.length === 0) issues.push({ pointer: '/file', message: 'is required' });
   else if (files.length > 1) issues.push({ pointer: '/file', message: 'must be a single file part' });
+  const name = files.length === 1 ? displayFileName(files[0]!.originalFilename) : null;
+  if (name && !name.ok) issues.push({ pointer: '/file', message: name.message });
   for (const name of Object.keys(form?.fields ?? {})) {
     if (name !== 'documentType' && name !== 'file') issues.push({ pointer: `/${name}`, message: 'is not a field of this form' });
   }
@@ -64,7 +65,7 @@ export function readUploadForm(form: MultipartUpload | undefined): { documentTyp
     if (name !== 'file') issues.push({ pointer: `/${name}`, message: 'is not a field of this form' });
   }
   if (issues.length > 0) throw fail.validation(`${issues[0]!.pointer} ${issues[0]!.message}`, issues);
-  return { documentType: types[0] as DocumentType, file: files[0]! };
+  return { documentType: types[0] as DocumentType, file: files[0]!, fileName: name?.ok ? name.fileName : null };
 }
 
 /** `forUpdate` (inside the write): the row stays locked until commit, so no withdrawal or decision slips in between. */
@@ -87,7 +88,7 @@ export async function uploadDocument(
   ctx: AppContext,
   accountId: string,
   mortgageId: string,
-  upload: { documentType: DocumentType; file: UploadedFile },
+  upload: { documentType: DocumentType; file: UploadedFile; fileName: string | null },
 ): Promise<DocumentRecord> {
   const { config } = ctx;
   await ctx.store.read((db) => liveApplication(db, accountId, mortgageId));
@@ -104,7 +105,7 @@ export async function uploadDocument(
     contentType,
     sizeBytes: upload.file.size,
     sha256: upload.file.sha256,
-    fileName: upload.file.originalFilename === null ? null : upload.file.originalFilename.slice(0, FILE_NAME_MAX),
+    fileName: upload.fileName,
     createdAt: now.toISOString(),
   };
   const content = documentContent(ctx.store, config.dataDir);

@@ -157,6 +157,32 @@ describe('uploadDocument', () => {
     expect(stored).toContain(json.documentId);
   });
 
+  it('keeps a file name of 255 characters as sent; refuses a longer one or one with a control character with 400 and stores nothing', async () => {
+    const mortgageId = await newApplication(account);
+    const longest = `${'é'.repeat(250)}.pdf😀`; // 255 characters (code points), 256 UTF-16 units
+    const kept = await upload(account, mortgageId, form({ documentType: 'other', file: [{ bytes: pdf(), name: longest }] }));
+    expect(kept.response.status).toBe(201);
+    expect(kept.json.fileName).toBe(longest);
+    const listed = await account.client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId } } });
+    expect(listed.data!.data.map((d) => d.fileName)).toEqual([longest]);
+    const storedBefore = await storedDocuments();
+    for (const [name, message] of [
+      ['x'.repeat(100_000), 'the file name must be at most 255 characters'],
+      [`${'x'.repeat(255)}y`, 'the file name must be at most 255 characters'],
+      ['a\u0000b.pdf', 'the file name must not contain control characters'],
+      ['a\u001bb.pdf', 'the file name must not contain control characters'],
+    ] as const) {
+      const { response, json } = await upload(account, mortgageId, form({ documentType: 'other', file: [{ bytes: pdf(), name }] }));
+      expect(response.status, name.slice(0, 20)).toBe(400);
+      expect(json.code).toBe('validation_failed');
+      expect((json.errors as Array<{ pointer: string; message: string }>)[0]).toMatchObject({ pointer: '/file', message: expect.stringContaining(message) });
+    }
+    expect(await storedDocuments()).toEqual(storedBefore);
+    const after = await account.client.GET('/v1/applications/{mortgageId}/documents', { params: { path: { mortgageId } } });
+    expect(after.data!.data).toHaveLength(1);
+    await incomingEmpty();
+  });
+
   it('trusts the magic bytes, not the declared type: a PDF sent as image/png is stored as a PDF', async () => {
     const mortgageId = await newApplication(account);
     const { json } = await upload(account, mortgageId, form({ documentType: 'income_proof', file: [{ bytes: pdf(), type: 'image/png', name: 'payslip.png' }] }));

@@ -49,6 +49,16 @@ describe('account details (the one rule for the CLI and the sign-up)', () => {
     expect(emailIssue(`${'a'.repeat(250)}@x.io`)).toBe('must be at most 254 characters');
     expect(normalizeEmail('  Ana@Harbor.TEST ')).toBe('ana@harbor.test');
   });
+
+  it('keep to the text rule: no NUL or other control character, no unpaired surrogate, in the name or the email', () => {
+    for (const name of ['Harbor\u0000Lending', 'Harbor\u001bLending', 'Harbor \ud800']) {
+      expect(accountDetailIssues({ name, email: 'ops@harbor.test' }), JSON.stringify(name)).toEqual([
+        { field: 'name', message: 'must not contain control characters (U+0000–U+001F) or unpaired surrogates' },
+      ]);
+    }
+    expect(emailIssue('ops\u0001@harbor.test')).toMatch(/control characters/);
+    expect(emailIssue('ops\ud800@harbor.test')).toMatch(/unpaired surrogates/);
+  });
 });
 
 describe('sessions and invitations end', () => {
