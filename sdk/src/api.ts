@@ -617,6 +617,11 @@ export interface paths {
          *     recorded. Files above `DOCUMENT_MAX_BYTES` (20 MiB unless the operator sets otherwise) get
          *     413 and nothing is kept. A withdrawn or declined application takes no documents (409). Each
          *     upload publishes the `document.uploaded` event, whose `url` is the document's download URL.
+         *
+         *     The file part's name (the `filename` of its `Content-Disposition`) is kept as the document's
+         *     `fileName`, a label only: it is at most 255 characters and follows the text rule (no C0
+         *     control characters, no unpaired surrogates); a file name that breaks either gets
+         *     `400 validation_failed`.
          */
         post: operations["uploadDocument"];
         delete?: never;
@@ -2883,7 +2888,7 @@ export interface components {
          */
         TestBankTokenRequest: {
             /**
-             * @description The name the bank holds the account under (to verify, the applicant's name).
+             * @description The name the bank holds the account under (to verify, the applicant's name); not blank.
              * @example Avery Approved
              */
             holderName: string;
