@@ -617,6 +617,11 @@ export interface paths {
          *     recorded. Files above `DOCUMENT_MAX_BYTES` (20 MiB unless the operator sets otherwise) get
          *     413 and nothing is kept. A withdrawn or declined application takes no documents (409). Each
          *     upload publishes the `document.uploaded` event, whose `url` is the document's download URL.
+         *
+         *     The file part's name (the `filename` of its `Content-Disposition`) is kept as the document's
+         *     `fileName`, a label only: it is at most 255 characters and follows the text rule (no C0
+         *     control characters, no unpaired surrogates); a file name that breaks either gets
+         *     `400 validation_failed`.
          */
         post: operations["uploadDocument"];
         delete?: never;
@@ -943,6 +948,7 @@ export interface components {
              */
             title: string;
             /**
+             * Format: int32
              * @description The HTTP status code of this response.
              * @example 400
              */
@@ -1039,6 +1045,7 @@ export interface components {
              */
             requestId: string;
             /**
+             * Format: int32
              * @description For a per-account cap that was reached (`webhook_endpoint_limit_reached`,
              *     `api_key_limit_reached`), the cap itself.
              * @example 16
@@ -1062,7 +1069,7 @@ export interface components {
              * @example declined
              */
             currentStatus?: string;
-            /** @description For an unknown export format, the formats this account can use. */
+            /** @description For an unknown export format, the formats this account can use (the three built-in ones and at most 100 of its own). */
             validFormats?: string[];
         };
         /** @description One field or parameter that failed validation. */
@@ -1084,7 +1091,7 @@ export interface components {
          *     next page; it is `null` on the last page.
          */
         ListEnvelope: {
-            /** @description This page of results. */
+            /** @description This page of results, at most `limit` (100) of them. */
             data: unknown[];
             /**
              * @description Opaque cursor for the next page, or null when there is none.
@@ -1267,6 +1274,7 @@ export interface components {
              */
             amount: number;
             /**
+             * Format: int32
              * @description The loan term in whole years, 1 to 40 (not months).
              * @example 30
              */
@@ -1277,6 +1285,7 @@ export interface components {
              */
             propertyValue?: number | null;
             /**
+             * Format: int32
              * @description The borrower's credit score (300 to 850).
              * @example 742
              */
@@ -1298,6 +1307,7 @@ export interface components {
              */
             amount: number;
             /**
+             * Format: int32
              * @description The loan term in years.
              * @example 30
              */
@@ -1313,6 +1323,7 @@ export interface components {
              */
             propertyValue: number | null;
             /**
+             * Format: int32
              * @description The credit score sent, or null.
              * @example 742
              */
@@ -1335,6 +1346,7 @@ export interface components {
              */
             monthlyPayment: number;
             /**
+             * Format: int32
              * @description How many monthly payments the schedule has (12 per year of the term).
              * @example 360
              */
@@ -1354,7 +1366,7 @@ export interface components {
              * @example 796404.05
              */
             totalOfPayments: number;
-            /** @description Every fee, itemised. */
+            /** @description Every fee, itemised (the origination fee and at most 20 flat fees). */
             fees: components["schemas"]["QuoteFee"][];
             /**
              * @description The amount less the prepaid finance charges (Regulation Z § 1026.18(b)).
@@ -1372,6 +1384,7 @@ export interface components {
              */
             ltv: number | null;
             /**
+             * Format: int32
              * @description How long the rate is held once locked.
              * @example 30
              */
@@ -1415,13 +1428,14 @@ export interface components {
              * @example USD
              */
             currency: string;
-            /** @description The payments, in order. */
+            /** @description The payments, in order (12 a year, at most 480). */
             payments: components["schemas"]["AmortizationRow"][];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description One monthly payment of the schedule. */
         AmortizationRow: {
             /**
+             * Format: int32
              * @description The payment's number, from 1.
              * @example 1
              */
@@ -1508,11 +1522,13 @@ export interface components {
             /** @description Fixed fees charged on every loan. */
             flatFees: components["schemas"]["Fee"][];
             /**
+             * Format: int32
              * @description How long a quote stays valid after it is made (`expiresAt`).
              * @example 30
              */
             quoteValidityDays: number;
             /**
+             * Format: int32
              * @description How long the quoted rate is held once the borrower locks it.
              * @example 30
              */
@@ -1563,11 +1579,13 @@ export interface components {
             /** @description Fixed fees charged on every loan. */
             flatFees: components["schemas"]["FeeInput"][];
             /**
+             * Format: int32
              * @description How long a quote stays valid after it is made (`expiresAt`).
              * @example 30
              */
             quoteValidityDays: number;
             /**
+             * Format: int32
              * @description How long the quoted rate is held once the borrower locks it.
              * @example 30
              */
@@ -1576,11 +1594,13 @@ export interface components {
         /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
         RateSheetTermRate: {
             /**
+             * Format: int32
              * @description The shortest term of the band, in years.
              * @example 21
              */
             minTermYears: number;
             /**
+             * Format: int32
              * @description The longest term of the band, in years.
              * @example 30
              */
@@ -1594,11 +1614,13 @@ export interface components {
         /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
         RateSheetTermRateInput: {
             /**
+             * Format: int32
              * @description The shortest term of the band, in years.
              * @example 21
              */
             minTermYears: number;
             /**
+             * Format: int32
              * @description The longest term of the band, in years.
              * @example 30
              */
@@ -1656,11 +1678,13 @@ export interface components {
         /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
         RateSheetCreditScoreBand: {
             /**
+             * Format: int32
              * @description The band's lowest score.
              * @example 680
              */
             minScore: number;
             /**
+             * Format: int32
              * @description The band's highest score.
              * @example 739
              */
@@ -1674,11 +1698,13 @@ export interface components {
         /** @description The rate adjustment for credit scores from `minScore` to `maxScore`, both included. */
         RateSheetCreditScoreBandInput: {
             /**
+             * Format: int32
              * @description The band's lowest score.
              * @example 680
              */
             minScore: number;
             /**
+             * Format: int32
              * @description The band's highest score.
              * @example 739
              */
@@ -1788,7 +1814,7 @@ export interface components {
             disabledAt: string | null;
             /**
              * @description The secret's prefix and last four characters, to recognise it without revealing it.
-             * @example whsec_…MIOI=
+             * @example whsec_…IOI=
              */
             secretHint: string;
             /**
@@ -1877,7 +1903,10 @@ export interface components {
             event: components["schemas"]["WebhookEventType"];
             /** @description True for a test event sent with `POST /v1/webhooks/{webhookId}/test`. */
             test: boolean;
-            /** @description 1 for the first attempt at this event, 2 for the first retry, and so on. */
+            /**
+             * Format: int32
+             * @description 1 for the first attempt at this event, 2 for the first retry, and so on.
+             */
             attempt: number;
             attemptedAt: components["schemas"]["Timestamp"];
             /**
@@ -1886,6 +1915,7 @@ export interface components {
              */
             outcome: "succeeded" | "failed";
             /**
+             * Format: int32
              * @description The receiver's status code, or null when it gave none (see `error`).
              * @example 200
              */
@@ -1896,6 +1926,7 @@ export interface components {
              */
             error: string | null;
             /**
+             * Format: int32
              * @description How long the attempt took, in milliseconds.
              * @example 84
              */
@@ -1922,7 +1953,10 @@ export interface components {
              * @enum {string}
              */
             state: "pending" | "succeeded" | "failed";
-            /** @description Attempts made so far. */
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
             attempts: number;
             /**
              * Format: date-time
@@ -1950,6 +1984,7 @@ export interface components {
             /** @description The end of the window (the moment of the request); later events are delivered as usual. */
             until: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description Events of the window, of the kinds the endpoint chose, now due for delivery to it: those whose
              *     delivery failed or is still waiting for a retry, and those it never got (it was disabled, or
              *     did not choose the kind then).
@@ -1957,6 +1992,7 @@ export interface components {
              */
             queued: number;
             /**
+             * Format: int32
              * @description Events of the window the endpoint already acknowledged with a 2xx; they are not sent again.
              * @example 40
              */
@@ -2024,6 +2060,7 @@ export interface components {
              */
             monthlyDebts: number | null;
             /**
+             * Format: int32
              * @description Credit score (FICO range 300–850), or null when not yet known.
              * @example 720
              */
@@ -2058,6 +2095,7 @@ export interface components {
              */
             monthlyDebts?: number | null;
             /**
+             * Format: int32
              * @description Credit score, FICO range 300–850.
              * @example 720
              */
@@ -2086,6 +2124,7 @@ export interface components {
             status: components["schemas"]["ApplicationStatus"];
             applicant: components["schemas"]["Applicant"];
             /**
+             * Format: int32
              * @description Loan term in whole years.
              * @example 30
              */
@@ -2130,6 +2169,7 @@ export interface components {
         ApplicationCreateRequest: {
             applicant: components["schemas"]["ApplicantInput"] & unknown;
             /**
+             * Format: int32
              * @description Loan term in whole years.
              * @example 30
              */
@@ -2153,6 +2193,7 @@ export interface components {
         ApplicationPatch: {
             applicant?: components["schemas"]["ApplicantInput"];
             /**
+             * Format: int32
              * @description Loan term in whole years.
              * @example 25
              */
@@ -2303,6 +2344,7 @@ export interface components {
              */
             contentType: "application/pdf" | "image/png" | "image/jpeg";
             /**
+             * Format: int32
              * @description Size of the file in bytes.
              * @example 48213
              */
@@ -2387,11 +2429,13 @@ export interface components {
             /** @description Credit score, points. */
             creditScore: {
                 /**
+                 * Format: int32
                  * @description Lowest score approved automatically.
                  * @example 620
                  */
                 approveAtLeast: number;
                 /**
+                 * Format: int32
                  * @description Lowest score referred to a person; below it the application is declined.
                  * @example 580
                  */
@@ -2452,11 +2496,13 @@ export interface components {
             /** @description Credit score, points. */
             creditScore: {
                 /**
+                 * Format: int32
                  * @description Lowest score approved automatically.
                  * @example 640
                  */
                 approveAtLeast: number;
                 /**
+                 * Format: int32
                  * @description Lowest score referred to a person.
                  * @example 600
                  */
@@ -2496,6 +2542,7 @@ export interface components {
                  */
                 name?: string;
                 /**
+                 * Format: email
                  * @description Applicant's email, or null.
                  * @example jane.doe@example.test
                  */
@@ -2516,12 +2563,14 @@ export interface components {
                  */
                 monthlyDebts?: number | null;
                 /**
+                 * Format: int32
                  * @description Credit score (FICO range 300–850), or null when not known.
                  * @example 720
                  */
                 creditScore?: number | null;
             };
             /**
+             * Format: int32
              * @description Loan term in whole years.
              * @example 30
              */
@@ -2883,7 +2932,7 @@ export interface components {
          */
         TestBankTokenRequest: {
             /**
-             * @description The name the bank holds the account under (to verify, the applicant's name).
+             * @description The name the bank holds the account under (to verify, the applicant's name); not blank.
              * @example Avery Approved
              */
             holderName: string;
@@ -2916,24 +2965,46 @@ export interface components {
         TestDataDeleted: {
             /** @description How many of each kind were removed. */
             deleted: {
-                /** @example 12 */
+                /**
+                 * Format: int32
+                 * @example 12
+                 */
                 quotes: number;
-                /** @example 5 */
+                /**
+                 * Format: int32
+                 * @example 5
+                 */
                 applications: number;
-                /** @example 3 */
+                /**
+                 * Format: int32
+                 * @example 3
+                 */
                 documents: number;
-                /** @example 2 */
+                /**
+                 * Format: int32
+                 * @example 2
+                 */
                 bankVerifications: number;
-                /** @example 1 */
+                /**
+                 * Format: int32
+                 * @example 1
+                 */
                 webhooks: number;
-                /** @example 7 */
+                /**
+                 * Format: int32
+                 * @example 7
+                 */
                 webhookDeliveryAttempts: number;
                 /**
+                 * Format: int32
                  * @description Events published in the environment (and their pending deliveries).
                  * @example 9
                  */
                 events: number;
-                /** @example 1 */
+                /**
+                 * Format: int32
+                 * @example 1
+                 */
                 exportFormats: number;
             };
             /**
@@ -5420,6 +5491,7 @@ export interface operations {
                     "application/json": components["schemas"]["TestDataDeleted"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

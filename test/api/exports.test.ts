@@ -1,13 +1,16 @@
 /**
  * Export of mortgage records (GET /v1/mortgages/export) and custom export formats
  * (/v1/export-formats), over HTTP against the real app. Records are made through the API
- * (create, submit, bank verification); CSV is read back with csv-parse, MISMO with a strict XML
- * well-formedness parser.
+ * (create, submit, bank verification), but for one stored directly: a name with a line break, which
+ * the API refuses since the text rule, as records stored before it may hold. CSV is read back with
+ * csv-parse, MISMO with a strict XML well-formedness parser.
  */
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import type { Clock } from '../../src/clock.ts';
+import { newId } from '../../src/ids.ts';
+import { insertApplication } from '../../src/store/applications.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { child, parseStrictXml, textAt } from '../unit/exports/strictXml.ts';
 
@@ -43,6 +46,38 @@ async function createApplication(owner: TestAccount, name: string, extra: Json =
   });
   expect(response.status).toBe(201);
   return data!.mortgageId;
+}
+
+/**
+ * A draft stored directly, as createApplication would make it, for a name the API now refuses
+ * (the text rule: no line breaks) but that a record stored before the rule may hold.
+ */
+async function storeApplication(owner: TestAccount, name: string): Promise<string> {
+  const mortgageId = newId('mtg');
+  const at = clock.now().toISOString();
+  await app.ctx.store.transaction((tx) =>
+    insertApplication(tx, {
+      mortgageId,
+      accountId: owner.accountId,
+      status: 'draft',
+      applicantName: name,
+      applicantEmail: 'jane.doe@example.test',
+      amount: 350000.5,
+      annualIncome: 120000,
+      monthlyDebts: 650,
+      creditScore: 720,
+      termYears: 30,
+      propertyValue: 450000,
+      quoteId: null,
+      decision: null,
+      submittedAt: null,
+      decidedAt: null,
+      withdrawnAt: null,
+      createdAt: at,
+      updatedAt: at,
+    }),
+  );
+  return mortgageId;
 }
 
 async function submit(owner: TestAccount, mortgageId: string): Promise<string> {
@@ -109,7 +144,7 @@ beforeAll(async () => {
   app = await startTestApp({ clock });
   lender = await app.newAccount('Harbor Lending');
   for (const [key, name] of Object.entries(NAMES)) {
-    made[key] = await createApplication(lender, name);
+    made[key] = key === 'newline' ? await storeApplication(lender, name) : await createApplication(lender, name);
     now = new Date(now.getTime() + 60_000);
   }
   // Through the underwriting rules: one approved, one declined (a credit score far below the limits).

@@ -1,15 +1,16 @@
 /**
  * The bad-input harness: for every operation of the spec, requests that are wrong in form
  * (invalid JSON, the wrong content type, too large, too deep, a field of the wrong type, missing
- * or unknown, a 100,000-character string, a malformed path or query parameter, an overlong
- * Idempotency-Key) each get the 4xx problem+json the conventions name, never a 5xx, and write
- * nothing: the store's LSN does not move.
+ * or unknown, a 100,000-character string, a control character or an unpaired surrogate in a text
+ * field, a malformed path or query parameter, an overlong Idempotency-Key) each get the 4xx
+ * problem+json the conventions name, never a 5xx, and write nothing: the store's LSN does not move.
  *
  * Every case starts from the operation's valid request (real path resources from
  * test/helpers/resources.ts, the first named request example as the body) and breaks one thing,
  * so a refusal is about that thing. The valid request itself is sent first as a control.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MULTI_LINE_TEXT, SINGLE_LINE_TEXT } from '../../src/contract/textRule.ts';
 import { checkProblem } from '../helpers/contractFetch.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
@@ -129,7 +130,19 @@ interface BodyMutation {
   mutate(example: unknown): unknown;
 }
 
-/** One mutation per property (wrong type, missing, huge string) and per object (unknown field), recursively. */
+/** Text that breaks the text rule a field carries (src/contract/textRule.ts): none for other fields. */
+function textRuleBreakers(schema: Json): Array<[string, string]> {
+  if (schema.pattern !== SINGLE_LINE_TEXT && schema.pattern !== MULTI_LINE_TEXT) return [];
+  const breakers: Array<[string, string]> = [
+    ['with a NUL character', 'Jane\u0000Doe'],
+    ['with an escape character (U+001B)', '\u001B[2JJane'],
+    ['with an unpaired surrogate', 'Jane\uD800Doe'],
+  ];
+  if (schema.pattern === SINGLE_LINE_TEXT) breakers.push(['with a line feed', 'Jane\nDoe']);
+  return breakers;
+}
+
+/** One mutation per property (wrong type, missing, huge string, text the text rule refuses) and per object (unknown field), recursively. */
 function bodyMutations(schema: Json, example: unknown, path: string[] = [], depth = 0): BodyMutation[] {
   if (depth > 4 || jsonType(example) !== 'object') return [];
   const mutations: BodyMutation[] = [];
@@ -145,6 +158,9 @@ function bodyMutations(schema: Json, example: unknown, path: string[] = [], dept
       mutations.push({ name: `${pointer} missing (required)`, pointer, mutate: (e) => setAt(e, here, undefined, true) });
     }
     mutations.push({ name: `${pointer} as a 100,000-character string`, pointer, mutate: (e) => setAt(e, here, HUGE) });
+    for (const [what, text] of textRuleBreakers(propSchema)) {
+      mutations.push({ name: `${pointer} ${what}`, pointer, mutate: (e) => setAt(e, here, text) });
+    }
     const value = (example as Json)[name];
     if (jsonType(value) === 'object') mutations.push(...bodyMutations(propSchema, value, here, depth + 1));
     if (Array.isArray(value) && jsonType(value[0]) === 'object' && propSchema.items) {
