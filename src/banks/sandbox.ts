@@ -58,7 +58,9 @@ export function mintSandboxToken(
   testEnvironmentId?: string,
 ): { token: string; expiresAt: string } {
   const holder = account.holder.trim();
-  if (holder.length === 0 || holder.length > MAX_HOLDER_NAME_LENGTH) throw new RangeError(`the holder's name must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
+  // Characters as the contract's maxLength counts them: code points, not UTF-16 units.
+  const characters = [...holder].length;
+  if (characters === 0 || characters > MAX_HOLDER_NAME_LENGTH) throw new RangeError(`the holder's name must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
   if (!isWellFormedAccountNumber(account.accountNumber)) throw new RangeError('the account number must be 4 to 34 digits or letters');
   const iat = Math.floor(now.getTime() / 1000);
   const claims: SandboxClaims = { v: VERSION, h: holder, n: account.accountNumber, iat, exp: iat + ttlSeconds };

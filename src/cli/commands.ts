@@ -4,6 +4,7 @@
  * database file never has two writers.
  */
 import type { AppContext } from '../context.ts';
+import { apiKeyNameIssue } from '../domain/accounts/apiKeyFormat.ts';
 import { AppError } from '../errors.ts';
 import { accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { ApiKeyRole } from '../store/apiKeys.ts';
@@ -56,6 +57,8 @@ export const adminCommands: Record<string, AdminCommand> = {
       if (!(API_KEY_ROLES as readonly string[]).includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
       const mode = flags.mode ?? 'live';
       if (mode !== 'live' && mode !== 'test') throw new AdminCommandError(`--mode must be live or test, got "${mode}"`);
+      const nameProblem = flags.name === undefined ? null : apiKeyNameIssue(flags.name.trim());
+      if (nameProblem) throw new AdminCommandError(`--name ${nameProblem}`);
       const created = await createApiKey(ctx, accountEnvironment(flags.account!, mode), {
         role: role as ApiKeyRole,
         name: flags.name?.trim() || 'Created by operator',

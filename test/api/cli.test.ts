@@ -132,6 +132,9 @@ describe('errors exit non-zero with a clear message on stderr', () => {
     ['an unknown key', ['key', 'revoke', '--key', 'key-01jdz8k3n4q2v6x9b7c5t1r0aa', '--json'], /^error: No API key key-01jdz8k3n4q2v6x9b7c5t1r0aa/],
     ['an invalid email', ['account', 'create', '--name', 'X', '--email', 'not-an-email', '--json'], /^error: --email "not-an-email" is not an email address\n$/],
     ['an unknown command', ['account', 'delete', '--json'], /^error: Unknown command "account delete"/],
+    ['a command named like a property of every object', ['constructor', '--json'], /^error: Unknown command "constructor"/],
+    ['a key name past the 100 characters the API allows', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'member', '--name', 'n'.repeat(101), '--json'], /^error: --name must be at most 100 characters\n$/],
+    ['a key name with a control character', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'member', '--name', 'a\u001bb', '--json'], /^error: --name must not contain control characters/],
   ];
   const stopped = new Map<string, Promise<AdminRun>>();
   const running = new Map<string, Promise<AdminRun>>();

@@ -1,8 +1,8 @@
 /**
  * The bad-input harness: for every operation of the spec, requests that are wrong in form
  * (invalid JSON, the wrong content type, too large, too deep, a field of the wrong type, missing
- * or unknown, a 100,000-character string, a control character or an unpaired surrogate in a text
- * field, a malformed path or query parameter, an overlong Idempotency-Key) each get the 4xx
+ * or unknown, a 100,000-character string, a control character or an unpaired surrogate in any
+ * string field, a malformed path or query parameter, an overlong Idempotency-Key) each get the 4xx
  * problem+json the conventions name, never a 5xx, and write nothing: the store's LSN does not move.
  *
  * Every case starts from the operation's valid request (real path resources from
@@ -10,7 +10,7 @@
  * so a refusal is about that thing. The valid request itself is sent first as a control.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MULTI_LINE_TEXT, SINGLE_LINE_TEXT } from '../../src/contract/textRule.ts';
+import { MULTI_LINE_TEXT } from '../../src/domain/text/textRule.ts';
 import { checkProblem } from '../helpers/contractFetch.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
@@ -124,22 +124,36 @@ function setAt(root: unknown, path: string[], value: unknown, remove = false): u
 
 const pointerOf = (path: string[]) => '/' + path.join('/');
 
+/** Whether a schema takes a string here (directly or in one branch of anyOf/oneOf). */
+function acceptsString(schema: Json): boolean {
+  return typesOf(schema).includes('string') || [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some((branch: Json) => acceptsString(branch));
+}
+
+/** What breaks the text rule (issue 25): NUL, another C0 control, an unpaired surrogate. */
+const TEXT_BREAKERS: ReadonlyArray<readonly [string, string]> = [
+  ['a NUL character', '\u0000'],
+  ['an escape character (U+001B)', '\u001b'],
+  ['a line feed', '\n'],
+  ['an unpaired surrogate', '\ud800'],
+];
+
+/** One mutation per way of breaking the text rule, in a string field: the example's text with it inside. */
+function textMutations(here: string[], schema: Json, example: unknown): BodyMutation[] {
+  const pointer = pointerOf(here);
+  const text = typeof example === 'string' && example.length > 0 ? example : 'text';
+  // A field the contract declares multi-line keeps its line feeds.
+  const breakers = schema.pattern === MULTI_LINE_TEXT ? TEXT_BREAKERS.filter(([, breaker]) => breaker !== '\n') : TEXT_BREAKERS;
+  return breakers.map(([what, breaker]) => ({
+    name: `${pointer} with ${what}`,
+    pointer,
+    mutate: (e: unknown) => setAt(e, here, `${text.slice(0, 1)}${breaker}${text.slice(1)}`),
+  }));
+}
+
 interface BodyMutation {
   name: string;
   pointer: string;
   mutate(example: unknown): unknown;
-}
-
-/** Text that breaks the text rule a field carries (src/contract/textRule.ts): none for other fields. */
-function textRuleBreakers(schema: Json): Array<[string, string]> {
-  if (schema.pattern !== SINGLE_LINE_TEXT && schema.pattern !== MULTI_LINE_TEXT) return [];
-  const breakers: Array<[string, string]> = [
-    ['with a NUL character', 'Jane\u0000Doe'],
-    ['with an escape character (U+001B)', '\u001B[2JJane'],
-    ['with an unpaired surrogate', 'Jane\uD800Doe'],
-  ];
-  if (schema.pattern === SINGLE_LINE_TEXT) breakers.push(['with a line feed', 'Jane\nDoe']);
-  return breakers;
 }
 
 /** One mutation per property (wrong type, missing, huge string, text the text rule refuses) and per object (unknown field), recursively. */
@@ -158,10 +172,11 @@ function bodyMutations(schema: Json, example: unknown, path: string[] = [], dept
       mutations.push({ name: `${pointer} missing (required)`, pointer, mutate: (e) => setAt(e, here, undefined, true) });
     }
     mutations.push({ name: `${pointer} as a 100,000-character string`, pointer, mutate: (e) => setAt(e, here, HUGE) });
-    for (const [what, text] of textRuleBreakers(propSchema)) {
-      mutations.push({ name: `${pointer} ${what}`, pointer, mutate: (e) => setAt(e, here, text) });
-    }
     const value = (example as Json)[name];
+    if (acceptsString(propSchema)) mutations.push(...textMutations(here, propSchema, value));
+    if (Array.isArray(value) && typeof value[0] === 'string' && propSchema.items && acceptsString(propSchema.items as Json)) {
+      mutations.push(...textMutations([...here, '0'], propSchema.items as Json, value[0]));
+    }
     if (jsonType(value) === 'object') mutations.push(...bodyMutations(propSchema, value, here, depth + 1));
     if (Array.isArray(value) && jsonType(value[0]) === 'object' && propSchema.items) {
       mutations.push(...bodyMutations(propSchema.items as Json, value[0], [...here, '0'], depth + 1));
@@ -186,6 +201,9 @@ function invalidParameterValues(param: Parameter): Array<{ what: string; value: 
   if (typeof schema.maxLength === 'number') candidates.push({ what: 'too long', value: 'x'.repeat(schema.maxLength + 1) });
   if (typeof schema.minLength === 'number' && schema.minLength > 0) candidates.push({ what: 'empty', value: '' });
   if (schema.pattern || schema.format) candidates.push({ what: 'wrong shape', value: 'not~a~valid~value' });
+  if (types.includes('string')) {
+    candidates.push({ what: 'a NUL character', value: 'a\u0000b' }, { what: 'an escape character (U+001B)', value: 'a\u001bb' });
+  }
   candidates.push({ what: 'wrong shape', value: 'x'.repeat(300) });
   const seen = new Set<string>();
   return candidates.filter((c) => !seen.has(c.value) && (seen.add(c.value), !parameterAccepts(param, c.value)));

@@ -2,12 +2,12 @@
  * The text rule, declared in the contract: every string a client can send (request bodies, path,
  * query and header parameters of the published bundle) is either closed (`enum`, `const`), typed
  * by a `format` (date-time, email, uri, binary), an identifier-like pattern that admits printable
- * ASCII only, or free text carrying one of the two patterns of src/contract/textRule.ts. Webhook
+ * ASCII only, or free text carrying one of the two patterns of src/domain/text/textRule.ts. Webhook
  * payloads and responses are outputs and are not walked.
  */
 import { describe, expect, it } from 'vitest';
 import { createAjv } from '../../src/contract/spec.ts';
-import { MULTI_LINE_TEXT, SINGLE_LINE_TEXT } from '../../src/contract/textRule.ts';
+import { MULTI_LINE_TEXT, SINGLE_LINE_TEXT } from '../../src/domain/text/textRule.ts';
 import { label, parameters, spec, specOperations } from './harness.ts';
 
 type Json = Record<string, any>;
@@ -117,7 +117,7 @@ function textRuleGap(schema: Json): string | undefined {
   if (schema.enum !== undefined || schema.const !== undefined) return undefined;
   const pattern = schema.pattern as string | undefined;
   if (pattern === undefined) {
-    return schema.format !== undefined ? undefined : `free text without a pattern: add pattern '${SINGLE_LINE_TEXT}' (src/contract/textRule.ts)`;
+    return schema.format !== undefined ? undefined : `free text without a pattern: add pattern '${SINGLE_LINE_TEXT}' (src/domain/text/textRule.ts)`;
   }
   if (pattern === SINGLE_LINE_TEXT || admitsOnlyPrintableAscii(pattern)) return undefined;
   if (pattern === MULTI_LINE_TEXT) {
@@ -125,7 +125,7 @@ function textRuleGap(schema: Json): string | undefined {
       ? undefined
       : 'the multi-line text rule on a field whose description does not say it may hold line breaks';
   }
-  return `pattern ${JSON.stringify(pattern)} is neither a text rule of src/contract/textRule.ts nor an allow-list of printable ASCII`;
+  return `pattern ${JSON.stringify(pattern)} is neither a text rule of src/domain/text/textRule.ts nor an allow-list of printable ASCII`;
 }
 
 describe('every string a client sends keeps the text rule', () => {

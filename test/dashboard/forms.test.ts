@@ -49,6 +49,14 @@ describe('decodeForm', () => {
     expect(Object.getPrototypeOf(body.flatFees[0])).toBeNull();
   });
 
+  it("a text field breaking the text rule gets the API's own message beside it", () => {
+    // (A form cannot carry an unpaired surrogate: form encoding, like URLSearchParams, makes it U+FFFD.)
+    for (const name of ['a\u0000b', 'a\u001bb', 'a\nb']) {
+      const { body } = decodeForm(form([['/name', name], ['/role', 'member']]), requestSchema('createApiKey'));
+      expect(fieldErrors(contractIssues('createApiKey', body))).toEqual({ '/name': 'must not contain control characters (U+0000–U+001F) or unpaired surrogates' });
+    }
+  });
+
   it('the contract check gives the API 400 pointers and words', () => {
     expect(contractIssues('createApiKey', { role: 'owner' })).toEqual([
       { pointer: '/name', message: 'is required' },

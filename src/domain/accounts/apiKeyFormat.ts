@@ -10,6 +10,7 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { textIssue } from '../text/textRule.ts';
 
 export const LIVE_KEY_PREFIX = 'mos_live_';
 export const TEST_KEY_PREFIX = 'mos_test_';
@@ -79,4 +80,14 @@ export function hashApiKey(apiKey: string): string {
 /** What a key list shows instead of the secret: the prefix and the last four characters. */
 export function apiKeyHint(apiKey: string): string {
   return `${apiKey.slice(0, PREFIX_LENGTH)}…${apiKey.slice(-4)}`;
+}
+
+/** The longest key label, in characters (the contract's maxLength on ApiKeyCreateRequest.name). */
+export const API_KEY_NAME_MAX_LENGTH = 100;
+
+/** What is wrong with a key label given where the contract does not check it (the operator's CLI), or null. */
+export function apiKeyNameIssue(name: string): string | null {
+  if (name.length === 0) return 'must not be empty';
+  if ([...name].length > API_KEY_NAME_MAX_LENGTH) return `must be at most ${API_KEY_NAME_MAX_LENGTH} characters`;
+  return textIssue(name);
 }

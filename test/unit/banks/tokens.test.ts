@@ -47,6 +47,13 @@ describe('sandbox tokens', () => {
     expect(claims).toMatchObject({ h: 'Jane Doe', n: '000123456789' });
   });
 
+  it("take a holder's name of up to 200 characters counted as the contract counts them (code points, not UTF-16 units)", () => {
+    const astral = '𝒜'.repeat(200); // 400 UTF-16 units
+    const { token } = mintSandboxToken(key, partnerId, { ...account, holder: astral }, issued, 3600);
+    expect(openSandboxToken(key, partnerId, parseBankToken(token)!.partnerToken)).toMatchObject({ h: astral });
+    expect(() => mintSandboxToken(key, partnerId, { ...account, holder: '𝒜'.repeat(201) }, issued, 3600)).toThrow(RangeError);
+  });
+
   it('do not open with another key, for another partner, or with one character changed', () => {
     const sealed = parseBankToken(mintSandboxToken(key, partnerId, account, issued, 3600).token)!.partnerToken;
     expect(openSandboxToken(randomBytes(32), partnerId, sealed)).toBeNull();
