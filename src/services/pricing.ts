@@ -7,11 +7,11 @@
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
-import { amortizationSchedule } from '../domain/pricing/amortization.ts';
-import { Dec } from '../domain/pricing/decimal.ts';
+import { scheduleRows } from '../domain/pricing/amortization.ts';
+import { decimalText, fixedTwo, thousandthsText } from '../domain/pricing/decimalText.ts';
 import { monthlyPaymentFromSheet, priceLoanFromSheet, type LoanRequest, type PricedLoan, type PricingRefusal } from '../domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../domain/pricing/rateSheet.ts';
-import { majorUnits, percent } from '../domain/pricing/units.ts';
+import { majorUnits, percent, toScaled } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findPricingContext, findRateSheet, saveRateSheet, type PricingContextRow } from '../store/pricing.ts';
@@ -36,7 +36,7 @@ export function refusalError(refusal: PricingRefusal): AppError {
       return fail.refused(
         'amount_out_of_bounds',
         `amount must be from ${formatMoney(refusal.min)} to ${formatMoney(refusal.max)}; got ${formatMoney(refusal.amount)}.`,
-        { errors: [{ pointer: '/amount', message: `must be from ${refusal.min.toFixed(2)} to ${refusal.max.toFixed(2)}` }] },
+        { errors: [{ pointer: '/amount', message: `must be from ${fixedTwo(refusal.min)} to ${fixedTwo(refusal.max)}` }] },
       );
     case 'term_not_priced':
       return fail.refused(
@@ -44,17 +44,20 @@ export function refusalError(refusal: PricingRefusal): AppError {
         `A term of ${refusal.term} years is not priced by this account's rate sheet; priced terms: ${refusal.pricedTerms}.`,
         { errors: [{ pointer: '/term', message: `is not priced (years); priced terms: ${refusal.pricedTerms}` }] },
       );
-    case 'ltv_above_maximum':
+    case 'ltv_above_maximum': {
+      const [ltv, maxLtv] = [thousandthsText(refusal.ltvThousandths), decimalText(refusal.maxLtv)];
       return fail.refused(
         'ltv_above_maximum',
-        `The loan-to-value ratio ${refusal.ltv.toString()} % is above this account's maximum of ${refusal.maxLtv.toString()} %.`,
-        { errors: [{ pointer: '/propertyValue', message: `gives an LTV of ${refusal.ltv.toString()} %, above the maximum ${refusal.maxLtv.toString()} %` }] },
+        `The loan-to-value ratio ${ltv} % is above this account's maximum of ${maxLtv} %.`,
+        { errors: [{ pointer: '/propertyValue', message: `gives an LTV of ${ltv} %, above the maximum ${maxLtv} %` }] },
       );
+    }
   }
 }
 
-function formatMoney(value: InstanceType<typeof Dec>): string {
-  const [whole = '0', cents = '00'] = value.toFixed(2).split('.');
+/** `1234567.5` → "1,234,567.50": the amount's decimal to the cent, thousands grouped. */
+function formatMoney(value: number): string {
+  const [whole = '0', cents = '00'] = fixedTwo(value).split('.');
   return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
 }
 
@@ -165,14 +168,17 @@ export async function calculateLoan(
   return { pricing, schedule: scheduleOf(pricing) };
 }
 
-/** Every payment of a loan at its note rate, with the arithmetic that produced its figures. */
+/**
+ * Every payment of a loan at its note rate, from the same integer walk that produced its figures
+ * (a quote's amount has at most two decimals and its rate three, so both are exact integers here).
+ */
 function scheduleOf(loan: { amount: number; interestRate: number; term: number }): AmortizationSchedule['payments'] {
-  return amortizationSchedule(new Dec(loan.amount), new Dec(loan.interestRate), loan.term).map((row) => ({
+  return scheduleRows(toScaled(loan.amount, 2), toScaled(loan.interestRate, 3), loan.term).map((row) => ({
     number: row.number,
-    payment: row.payment.toNumber(),
-    principal: row.principal.toNumber(),
-    interest: row.interest.toNumber(),
-    balance: row.balance.toNumber(),
+    payment: majorUnits(row.paymentCents),
+    principal: majorUnits(row.principalCents),
+    interest: majorUnits(row.interestCents),
+    balance: majorUnits(row.balanceCents),
   }));
 }
 

@@ -4,15 +4,14 @@
  * supplies the sheet; refusals come back as values for the service to turn into 400/422 problems.
  *
  * Every figure is computed in scaled integers (money in cents, percentages in thousandths of a
- * point: units.ts), the APR in binary floating point with the exact decimal solver deciding near a
- * rounding boundary (aprBinary.ts). Each published figure equals the decimal.js pricing this
- * replaced, bit for bit: a property test over the whole input space compares them
- * (test/unit/pricing/fastPath.test.ts against test/reference/pricing/quote.ts).
+ * point: units.ts), the APR in binary floating point with the same search in integer fixed point
+ * deciding near a rounding boundary (apr.ts, aprFixedPoint.ts). Each published figure equals the decimal.js
+ * pricing this replaced, bit for bit: a property test over the whole input space compares them
+ * (test/unit/domain/pricing/oracle.test.ts against the oracle, test/reference/pricing/).
  */
 import type { components } from '../../../generated/api.d.ts';
-import { scheduleTotals, monthlyPaymentCents } from './amortizationCents.ts';
-import { aprThousandths } from './aprBinary.ts';
-import { Dec, type Decimal } from './decimal.ts';
+import { scheduleTotals, monthlyPaymentCents } from './amortization.ts';
+import { aprThousandths } from './apr.ts';
 import { ORIGINATION_FEE_NAME, type RateSheet } from './rateSheet.ts';
 import { hasAtMostDecimals, multiplyDivideHalfUp, toScaled } from './units.ts';
 
@@ -46,12 +45,16 @@ export interface PricedLoan {
   quoteValidityDays: number;
 }
 
-/** Why a request cannot be priced. `form` refusals are 400s (with a pointer); the others 422s. */
+/**
+ * Why a request cannot be priced. `form` refusals are 400s (with a pointer); the others 422s.
+ * Amounts and the maximum LTV are the JSON numbers as sent or as the sheet holds them (each the
+ * decimal of its shortest form: decimalText.ts writes them); the LTV is in thousandths of a point.
+ */
 export type PricingRefusal =
   | { kind: 'form'; pointer: string; message: string }
-  | { kind: 'amount_out_of_bounds'; amount: Decimal; min: Decimal; max: Decimal }
+  | { kind: 'amount_out_of_bounds'; amount: number; min: number; max: number }
   | { kind: 'term_not_priced'; term: number; pricedTerms: string }
-  | { kind: 'ltv_above_maximum'; ltv: Decimal; maxLtv: Decimal };
+  | { kind: 'ltv_above_maximum'; ltvThousandths: number; maxLtv: number };
 
 export type PricingOutcome = { ok: true; loan: PricedLoan } | { ok: false; refusal: PricingRefusal };
 
@@ -112,7 +115,7 @@ export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteR
   // Above 10^10 an amount is beyond any sheet's maxAmount (the schema caps it at 999,999,999.99).
   const amountCents = request.amount < 1e10 ? toScaled(request.amount, 2) : Infinity;
   if (amountCents < toScaled(sheet.minAmount, 2) || amountCents > toScaled(sheet.maxAmount, 2)) {
-    return refuse({ kind: 'amount_out_of_bounds', amount: new Dec(request.amount), min: new Dec(sheet.minAmount), max: new Dec(sheet.maxAmount) });
+    return refuse({ kind: 'amount_out_of_bounds', amount: request.amount, min: sheet.minAmount, max: sheet.maxAmount });
   }
 
   const termBand = sheet.baseRates.find((b) => b.minTermYears <= request.term && request.term <= b.maxTermYears);
@@ -125,7 +128,7 @@ export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteR
   if (propertyValueCents !== null) {
     ltv = loanToValueThousandths(amountCents, propertyValueCents);
     if (ltv > toScaled(sheet.maxLtv, 3)) {
-      return refuse({ kind: 'ltv_above_maximum', ltv: new Dec(ltv).div(1000), maxLtv: new Dec(sheet.maxLtv) });
+      return refuse({ kind: 'ltv_above_maximum', ltvThousandths: ltv, maxLtv: sheet.maxLtv });
     }
     const current = ltv;
     // Bands are contiguous from 0 (checked when the sheet was saved); the first also takes 0.

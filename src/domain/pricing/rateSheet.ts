@@ -3,8 +3,8 @@
  * this module holds the documented default and the rules a sheet must keep beyond its shape.
  */
 import type { components } from '../../../generated/api.d.ts';
-import { Dec, type Decimal } from './decimal.ts';
-import { hasAtMostDecimals } from './units.ts';
+import { centsText, thousandthsText } from './decimalText.ts';
+import { hasAtMostDecimals, multiplyDivideHalfUp, toScaled } from './units.ts';
 
 export type RateSheet = components['schemas']['RateSheet'];
 
@@ -148,16 +148,17 @@ export function rateSheetRuleIssues(sheet: RateSheet): SheetIssue[] {
     });
   }
 
-  // No rate a quote can get is negative: the lowest base rate plus the lowest adjustments.
-  const lowest = (values: number[]) => values.reduce((min, v) => Dec.min(min, new Dec(v)), new Dec(0));
+  // No rate a quote can get is negative: the lowest base rate plus the lowest adjustments, in
+  // thousandths of a point (exact: the form check allowed at most three decimals).
+  const lowest = (values: number[]) => values.reduce((min, v) => Math.min(min, toScaled(v, 3)), 0);
   const lowestLtv = lowest(sheet.ltvAdjustments.map((b) => b.adjustment));
   const lowestScore = lowest(sheet.creditScoreAdjustments.map((b) => b.adjustment));
   sheet.baseRates.forEach((band, k) => {
-    const worst = new Dec(band.rate).plus(lowestLtv).plus(lowestScore);
-    if (worst.isNegative()) {
+    const worst = toScaled(band.rate, 3) + lowestLtv + lowestScore;
+    if (worst < 0) {
       issues.push({
         pointer: `/baseRates/${k}/rate`,
-        message: `with the lowest LTV and credit-score adjustments gives a negative rate (${worst.toString()} %)`,
+        message: `with the lowest LTV and credit-score adjustments gives a negative rate (${thousandthsText(worst)} %)`,
       });
     }
   });
@@ -177,24 +178,20 @@ export function rateSheetRuleIssues(sheet: RateSheet): SheetIssue[] {
   });
 
   // The prepaid finance charges must leave something financed on the smallest loan.
-  const smallest = new Dec(sheet.minAmount);
-  const prepaid = prepaidFinanceCharges(sheet, smallest);
-  if (prepaid.greaterThanOrEqualTo(smallest)) {
+  const smallest = toScaled(sheet.minAmount, 2);
+  const prepaid = prepaidFinanceChargesCents(sheet, smallest);
+  if (prepaid >= smallest) {
     issues.push({
       pointer: '/flatFees',
-      message: `the prepaid finance charges (${prepaid.toFixed(2)}) consume the whole of a minAmount loan (${smallest.toFixed(2)})`,
+      message: `the prepaid finance charges (${centsText(prepaid)}) consume the whole of a minAmount loan (${centsText(smallest)})`,
     });
   }
   return issues;
 }
 
-/** The origination fee of a loan amount: the sheet's percentage, rounded half-up to the cent. */
-export function originationFee(sheet: RateSheet, amount: Decimal): Decimal {
-  return amount.times(sheet.originationFeePercent).div(100).toDecimalPlaces(2, Dec.ROUND_HALF_UP);
-}
-
-function prepaidFinanceCharges(sheet: RateSheet, amount: Decimal): Decimal {
-  return sheet.flatFees
-    .filter((fee) => fee.prepaidFinanceCharge)
-    .reduce((sum, fee) => sum.plus(fee.amount), originationFee(sheet, amount));
+/** The prepaid finance charges of a loan in cents: the origination fee (half-up to the cent) and the prepaid flat fees. */
+function prepaidFinanceChargesCents(sheet: RateSheet, amountCents: number): number {
+  let prepaid = multiplyDivideHalfUp(amountCents, toScaled(sheet.originationFeePercent, 3), 100_000);
+  for (const fee of sheet.flatFees) if (fee.prepaidFinanceCharge) prepaid += toScaled(fee.amount, 2);
+  return prepaid;
 }

@@ -1,6 +1,8 @@
 /**
- * THE TEST REFERENCE: a frozen copy of src/domain/pricing/amortization.ts as it was before the fast path of
- * issue 17; only tests import it (through ./quote.ts). Do not optimise it.
+ * THE PRICING ORACLE (one of its files; see ./quote.ts): the decimal.js amortization that priced
+ * quotes until issue 17 and served quote schedules until issue 26. Only tests import it; production
+ * computes these figures in integers (src/domain/pricing/amortization.ts) and the tests hold each
+ * figure and each schedule row to this. Frozen: do not optimise it.
  *
  * Fixed-rate amortization: the level monthly payment and the month-by-month schedule.
  *

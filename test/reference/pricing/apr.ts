@@ -1,6 +1,8 @@
 /**
- * THE TEST REFERENCE: a frozen copy of src/domain/pricing/apr.ts as it was before the fast path of
- * issue 17; only tests import it (through ./quote.ts). Do not optimise it.
+ * THE PRICING ORACLE (one of its files; see ./quote.ts): the decimal.js APR solver that stated every
+ * APR until issue 17 and the ones near a rounding boundary until issue 26. Only tests import it;
+ * production runs the same search in doubles and integer fixed point (src/domain/pricing/apr.ts,
+ * aprFixedPoint.ts). Frozen: do not optimise it.
  *
  * The annual percentage rate by the actuarial method of Regulation Z, Appendix J (12 CFR 1026,
  * Appendix J (b)): the unit-period rate i at which the amount financed equals the present value of

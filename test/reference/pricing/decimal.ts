@@ -1,6 +1,6 @@
 /**
- * THE TEST REFERENCE: a frozen copy of src/domain/pricing/decimal.ts as it was before the fast path of
- * issue 17; only tests import it (through ./quote.ts). Do not optimise it.
+ * THE PRICING ORACLE (one of its files; see ./quote.ts): the decimal type it computes in. decimal.js
+ * is a development dependency for this oracle's sake. Frozen: do not optimise it.
  *
  * The decimal type every pricing computation uses. decimal.js, never binary floating point, per
  * the house money rule; rounding of stated figures is half-up (to the cent, or to 0.001 percentage

@@ -1,7 +1,9 @@
 /**
- * THE TEST REFERENCE (frozen copy of src/domain/pricing/quote.ts before the fast path of issue 17):
- * only tests import it. Every figure the production pricing publishes must equal this module's,
- * bit for bit (test/unit/pricing/fastPath.test.ts). Do not optimise it.
+ * THE PRICING ORACLE: the decimal.js pricing as it stood before issue 17 (this file, ./amortization.ts,
+ * ./apr.ts, ./decimal.ts, and the messages of ./refusal.ts and ./rateSheetRules.ts). It is the
+ * only decimal implementation left: production prices in integers (src/domain/pricing/), and every
+ * figure, schedule row and message it states must equal this oracle's, bit for bit
+ * (test/unit/domain/pricing/). Frozen: do not optimise it.
  *
  * Prices a loan from a rate sheet: the rate (base by term, adjusted by LTV and credit-score band),
  * the payment and schedule totals, the fees, the amount financed and the APR. Pure: the caller

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_SHEET, hasAtMostDecimals, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../../../src/domain/pricing/rateSheet.ts';
+import { DEFAULT_RATE_SHEET, hasAtMostDecimals, rateSheetFormIssues, rateSheetRuleIssues, type RateSheet } from '../../../../src/domain/pricing/rateSheet.ts';
+import { negativeRateIssues, prepaidChargeIssues } from '../../../reference/pricing/rateSheetRules.ts';
 
 const sheet = (changes: Partial<RateSheet>): RateSheet => ({ ...structuredClone(DEFAULT_RATE_SHEET), ...changes });
 const pointers = (issues: Array<{ pointer: string }>) => issues.map((issue) => issue.pointer);
@@ -117,5 +119,39 @@ describe('rateSheetRuleIssues', () => {
     expect(pointers(fees)).toEqual(['/flatFees/0/name', '/flatFees/2/name']);
     const consuming = rateSheetRuleIssues(sheet({ minAmount: 1000, flatFees: [{ name: 'processing', amount: 995, prepaidFinanceCharge: true }] }));
     expect(pointers(consuming)).toEqual(['/flatFees']); // 995 + 1 % of 1,000 = 1,005 ≥ 1,000
+  });
+
+  it('words the negative-rate and prepaid-charge issues as the oracle did, to the thousandth and the cent', () => {
+    const thousandths = (min: number, max: number) => fc.integer({ min, max }).map((t) => t / 1000);
+    fc.assert(
+      fc.property(
+        fc.array(thousandths(0, 30_000), { minLength: 1, maxLength: 3 }),
+        fc.array(thousandths(-10_000, 10_000), { minLength: 1, maxLength: 3 }),
+        fc.array(thousandths(-10_000, 10_000), { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 1, max: 99_999_999_999 }).map((c) => c / 100),
+        thousandths(0, 10_000),
+        fc.array(fc.record({ amount: fc.integer({ min: 0, max: 100_000_000 }).map((c) => c / 100), prepaidFinanceCharge: fc.boolean() }), { maxLength: 20 }),
+        (rates, ltvAdjustments, scoreAdjustments, minAmount, originationFeePercent, fees) => {
+          const candidate = sheet({
+            baseRates: rates.map((rate, k) => ({ minTermYears: k + 1, maxTermYears: k + 1, rate })),
+            ltvAdjustments: ltvAdjustments.map((adjustment, k) => ({ aboveLtv: k * 10, upToLtv: k === ltvAdjustments.length - 1 ? 150 : (k + 1) * 10, adjustment })),
+            creditScoreAdjustments: scoreAdjustments.map((adjustment, k) => ({ minScore: 300 + k, maxScore: k === scoreAdjustments.length - 1 ? 850 : 300 + k, adjustment })),
+            minAmount,
+            maxAmount: 999_999_999.99,
+            originationFeePercent,
+            flatFees: fees.map((fee, k) => ({ name: `fee${k}`, ...fee })),
+          });
+          const issues = rateSheetRuleIssues(candidate).filter((issue) => issue.pointer === '/flatFees' || /^\/baseRates\/\d+\/rate$/.test(issue.pointer));
+          expect(issues).toEqual([...negativeRateIssues(candidate), ...prepaidChargeIssues(candidate)]);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect(rateSheetRuleIssues(sheet({ baseRates: [{ minTermYears: 1, maxTermYears: 40, rate: 0.125 }] }))[0]!.message).toBe(
+      'with the lowest LTV and credit-score adjustments gives a negative rate (-0.125 %)',
+    );
+    expect(rateSheetRuleIssues(sheet({ minAmount: 1000, flatFees: [{ name: 'processing', amount: 995.5, prepaidFinanceCharge: true }] }))[0]!.message).toBe(
+      'the prepaid finance charges (1005.50) consume the whole of a minAmount loan (1000.00)',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { monthlyPaymentFromSheet, priceLoanFromSheet, type PricedLoan, type PricingOutcome } from '../../../src/domain/pricing/quote.ts';
-import { DEFAULT_RATE_SHEET, type RateSheet } from '../../../src/domain/pricing/rateSheet.ts';
+import { monthlyPaymentFromSheet, priceLoanFromSheet, type PricedLoan, type PricingOutcome } from '../../../../src/domain/pricing/quote.ts';
+import { DEFAULT_RATE_SHEET, type RateSheet } from '../../../../src/domain/pricing/rateSheet.ts';
 
 function priced(outcome: PricingOutcome): PricedLoan {
   if (!outcome.ok) throw new Error(`refused: ${JSON.stringify(outcome.refusal)}`);
