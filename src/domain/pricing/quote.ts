@@ -5,9 +5,9 @@
  *
  * Every figure is computed in scaled integers (money in cents, percentages in thousandths of a
  * point: units.ts), the APR in binary floating point with the same search in integer fixed point
- * deciding near a rounding boundary (apr.ts, aprFixedPoint.ts). Each published figure equals the decimal.js
- * pricing this replaced, bit for bit: a property test over the whole input space compares them
- * (test/unit/domain/pricing/oracle.test.ts against the oracle, test/reference/pricing/).
+ * deciding near a rounding boundary (apr.ts, aprFixedPoint.ts). Each published figure equals the
+ * decimal.js pricing this replaced, bit for bit: a property test over the whole input space
+ * compares them (test/unit/domain/pricing/oracle.test.ts against the oracle, test/reference/pricing/).
  */
 import type { components } from '../../../generated/api.d.ts';
 import { scheduleTotals, monthlyPaymentCents } from './amortization.ts';
