@@ -23,7 +23,7 @@ try {
     }
   };
   await compare(fresh, 'generated');
-  await compare(freshSdk, 'sdk/src');
+  await compare(freshSdk, 'sdk/src/generated');
   if (stale.length > 0) {
     console.error(`generated files are out of date with openapi/: ${stale.join(', ')}.\nRun \`npm run generate\` and commit the result.`);
     process.exitCode = 1;

@@ -4,9 +4,9 @@
  *                           named components and $refs kept (a normal `redocly bundle`); whoever needs
  *                           it dereferenced does so in memory (src/contract/spec.ts)
  *   generated/api.d.ts      openapi-typescript types (paths, webhooks, components, operations)
- *   sdk/src/api.ts          the same types for the SDK package, generated from the published bundle
- *                           (what a partner downloads), so the SDK builds without this repository
- *   sdk/src/problemCodes.ts the problem codes the contract lists, for the SDK's typed errors
+ *   sdk/src/generated/api.ts           the same types for the SDK package, generated from the published
+ *                                      bundle (what a partner downloads), so the SDK builds without this repository
+ *   sdk/src/generated/problemCodes.ts  the problem codes the contract lists, for the SDK's typed errors
  *
  * `node scripts/generate.ts [outDir [sdkOutDir]]` writes elsewhere (check-generated uses a temp dir).
  */
@@ -55,7 +55,7 @@ function problemCodesModule(doc: { components: { schemas: { Problem: { propertie
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const outDir = path.resolve(process.argv[2] ?? path.join(root, 'generated'));
-  const sdkOutDir = path.resolve(process.argv[3] ?? path.join(root, 'sdk', 'src'));
+  const sdkOutDir = path.resolve(process.argv[3] ?? path.join(root, 'sdk', 'src', 'generated'));
   await generate(outDir, sdkOutDir);
   console.log(`generated ${path.relative(root, outDir) || '.'}/openapi.json and api.d.ts, ${path.relative(root, sdkOutDir)}/api.ts and problemCodes.ts`);
 }

@@ -29,7 +29,7 @@ function every(name: string, intervalMs: number, ctx: AppContext, work: () => Pr
 }
 
 /** How often stored Idempotency-Key responses past their 24 hours are deleted. */
-export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** One run of the idempotency sweep, exactly as the background task runs it: the number of records deleted. */
 export function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
@@ -37,7 +37,7 @@ export function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
 }
 
 /** How often dashboard sessions that ended (idle or past their absolute expiry) are deleted. */
-export const SESSION_SWEEP_INTERVAL_MS = 15 * 60 * 1000;
+const SESSION_SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
 export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
   const webhookDispatcher = startWebhookDispatcher(ctx);

@@ -54,7 +54,7 @@ export interface Config {
 }
 
 /** Settings of the dashboard's sign-in; see README "Dashboard". */
-export interface DashboardConfig {
+interface DashboardConfig {
   /** DASHBOARD_SESSION_IDLE_MINUTES: a session with no request for this long ends (default 30). */
   sessionIdleMinutes: number;
   /** DASHBOARD_SESSION_ABSOLUTE_HOURS: a session ends this long after sign-in, however active (default 8). */
@@ -84,7 +84,7 @@ export interface DashboardConfig {
 }
 
 /** Where the key that seals secrets at rest comes from. */
-export interface SecretsConfig {
+interface SecretsConfig {
   /** SECRETS_KEY: 32 bytes, base64 or hex. When unset, the key file is used (created 0600 on first start). */
   key: string | null;
   /** SECRETS_KEY_PREVIOUS: comma-separated older keys, loaded only to re-seal values during a rotation of SECRETS_KEY. */
@@ -94,7 +94,7 @@ export interface SecretsConfig {
 }
 
 /** Settings of the database; see README "Running on PostgreSQL". */
-export interface DatabaseConfig {
+interface DatabaseConfig {
   /**
    * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
    * engine, shared by every instance pointed at it. Unset (the default): sql.js in DATA_DIR.

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export const ID_PREFIXES = {
+const ID_PREFIXES = {
   account: 'acc',
   apiKey: 'key',
   quote: 'qte',

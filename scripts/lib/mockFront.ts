@@ -107,7 +107,7 @@ function sendProblem(
 
 
 /** Prism's `sl-violations` as the service's `errors[]`: JSON pointers into the body, `#/query/…`, `#/path/…`, `#/header/…`. */
-export function issuesFromViolations(header: string, operation: Json): Issue[] {
+function issuesFromViolations(header: string, operation: Json): Issue[] {
   let violations: Array<{ location?: string[]; severity?: string | number; code?: string | number; message?: string }>;
   try {
     violations = JSON.parse(header);

@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const MAIN_ENTRY = path.join(PROJECT_ROOT, 'src', 'main.ts');
-export const ADMIN_ENTRY = path.join(PROJECT_ROOT, 'src', 'cli', 'admin.ts');
+const ADMIN_ENTRY = path.join(PROJECT_ROOT, 'src', 'cli', 'admin.ts');
 
-export interface Exit {
+interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }

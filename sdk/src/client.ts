@@ -4,7 +4,7 @@
  * every list as an async iterator over its cursor pages, and the export as a stream.
  */
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './api.ts';
+import type { components, paths } from './generated/api.ts';
 import { problemErrorOf } from './errors.ts';
 import { resilientFetch, type RetryOptions } from './retry.ts';
 

@@ -3,8 +3,8 @@
  * `code`; the client throws it as a `ProblemError` whose `code` is typed with the codes the
  * contract lists (and any string, since codes may be added: handle an unknown one by `status`).
  */
-import type { components } from './api.ts';
-import type { KnownProblemCode } from './problemCodes.ts';
+import type { components } from './generated/api.ts';
+import type { KnownProblemCode } from './generated/problemCodes.ts';
 
 export type Problem = components['schemas']['Problem'];
 

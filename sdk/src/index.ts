@@ -6,7 +6,7 @@
  */
 export { createMortgageClient, type ExportDownload, type ExportQuery, type ExportRecord, type ListInit, type ListItem, type ListPath, type MortgageClient, type MortgageClientOptions, type Schemas } from './client.ts';
 export { isProblemError, ProblemError, type Problem, type ProblemCode } from './errors.ts';
-export { PROBLEM_CODES, type KnownProblemCode } from './problemCodes.ts';
+export { PROBLEM_CODES, type KnownProblemCode } from './generated/problemCodes.ts';
 export { backoffMs, resilientFetch, retryAfterMs, RETRIED_STATUSES, type RetryOptions } from './retry.ts';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from './webhooks.ts';
-export type { components, operations, paths, webhooks } from './api.ts';
+export type { components, operations, paths, webhooks } from './generated/api.ts';

@@ -37,7 +37,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
   });
 
-export function newIdempotencyKey(): string {
+function newIdempotencyKey(): string {
   return globalThis.crypto.randomUUID();
 }
 

@@ -4,7 +4,7 @@
  * Verify the raw body, exactly as received, before parsing it.
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { webhooks } from './api.ts';
+import type { webhooks } from './generated/api.ts';
 
 export type WebhookEventType = keyof webhooks & string;
 

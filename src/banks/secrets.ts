@@ -25,7 +25,7 @@ function derive(secret: Buffer, label: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), `mortgage-origination/bank/${label}`, 32));
 }
 
-export function deriveBankKeys(secret: Buffer): BankKeys {
+function deriveBankKeys(secret: Buffer): BankKeys {
   return {
     accountNumberHash: derive(secret, 'account-number-hash'),
     sandboxToken: derive(secret, 'sandbox-token'),

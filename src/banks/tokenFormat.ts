@@ -8,7 +8,7 @@
  * - `<partner's token>` is opaque to the service: for an `http` partner, the access token the
  *   partner issued (sent back to its introspection endpoint); for the sandbox, a sealed claim set.
  */
-export const BANK_TOKEN_PREFIX = 'bnk_tok_';
+const BANK_TOKEN_PREFIX = 'bnk_tok_';
 
 /** Characters of RFC 6750 `b64token`, bounded: the partner's part must fit an Authorization header. */
 const TOKEN_PATTERN = /^bnk_tok_([0-9a-z]{26})_([A-Za-z0-9\-._~+/]{16,2048}=*)$/;

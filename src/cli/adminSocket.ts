@@ -17,9 +17,9 @@ import path from 'node:path';
 import type { AppContext } from '../context.ts';
 import { AdminCommandError, runAdminCommand, type Flags } from './commands.ts';
 
-export const ADMIN_SOCKET_NAME = 'admin.sock';
+const ADMIN_SOCKET_NAME = 'admin.sock';
 /** The longest request line; a connection that sends more without a newline is cut off. */
-export const MAX_ADMIN_LINE_BYTES = 64 * 1024;
+const MAX_ADMIN_LINE_BYTES = 64 * 1024;
 /** A connection that sends nothing for this long is closed. */
 const IDLE_TIMEOUT_MS = 60_000;
 

@@ -14,18 +14,18 @@ type Op<K extends OperationId> = operations[K];
 type Defined<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>;
 type ParametersOf<K extends OperationId> = Op<K> extends { parameters: infer P } ? P : never;
 
-export type PathParams<K extends OperationId> = Defined<ParametersOf<K> extends { path?: infer T } ? T : undefined>;
-export type QueryParams<K extends OperationId> = Defined<ParametersOf<K> extends { query?: infer T } ? T : undefined>;
+type PathParams<K extends OperationId> = Defined<ParametersOf<K> extends { path?: infer T } ? T : undefined>;
+type QueryParams<K extends OperationId> = Defined<ParametersOf<K> extends { query?: infer T } ? T : undefined>;
 
 type RequestBodyContent<K extends OperationId> = Op<K> extends { requestBody?: infer B }
   ? Exclude<B, undefined> extends { content: infer C }
     ? C
     : never
   : never;
-export type JsonRequestBody<K extends OperationId> = RequestBodyContent<K> extends { 'application/json': infer J } ? J : undefined;
+type JsonRequestBody<K extends OperationId> = RequestBodyContent<K> extends { 'application/json': infer J } ? J : undefined;
 
 /** The input of a handler: everything already validated against the contract (query and path coerced). */
-export interface OperationInput<K extends OperationId> {
+interface OperationInput<K extends OperationId> {
   path: PathParams<K>;
   query: QueryParams<K>;
   body: JsonRequestBody<K>;
@@ -38,7 +38,7 @@ type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 20
 type JsonContentOf<R> = R extends { content: { 'application/json': infer J } } ? J : undefined;
 
 /** A JSON response the contract declares for this operation. */
-export type JsonResult<K extends OperationId> = {
+type JsonResult<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: JsonContentOf<Responses<K>[S]>; headers?: Record<string, string> };
 }[SuccessStatus<K>];
 
@@ -64,7 +64,7 @@ export interface RequestContext extends AppContext {
   koa: Context;
 }
 
-export type OperationHandler<K extends OperationId> = (
+type OperationHandler<K extends OperationId> = (
   input: OperationInput<K>,
   ctx: RequestContext,
 ) => Promise<JsonResult<K> | RawResult>;

@@ -18,7 +18,7 @@ export interface TestBankAccount {
   answer: { status: number; example?: string; code?: string };
 }
 
-export interface TestApplicant {
+interface TestApplicant {
   outcome: 'approved' | 'referred' | 'declined';
   /** A `POST /v1/applications` body. */
   request: Record<string, unknown>;

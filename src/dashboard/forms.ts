@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { fail, type FieldIssue } from '../errors.ts';
 
 /** The largest form body the dashboard reads (the rate sheet, the biggest form, is a few KiB). */
-export const FORM_LIMIT_BYTES = 64 * 1024;
+const FORM_LIMIT_BYTES = 64 * 1024;
 
 /** Reads an `application/x-www-form-urlencoded` body (415 for anything else, 413 past the limit). */
 export async function readForm(koa: Context): Promise<URLSearchParams> {

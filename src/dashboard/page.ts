@@ -1,6 +1,5 @@
 /** What every page handler uses: the session it needs, the form it was sent, redirects and errors. */
 import type { Context } from 'koa';
-import type { AppContext } from '../context.ts';
 import { AppError, fail, isAppError } from '../errors.ts';
 import { statusOfKind } from '../http/problem.ts';
 import type { ActiveSession } from '../services/sessions.ts';
@@ -97,4 +96,3 @@ export function submittedValues(form: URLSearchParams): Record<string, string> {
   return out;
 }
 
-export type Page = (koa: Context, app: AppContext) => Promise<void>;

@@ -13,7 +13,7 @@ const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const eta = new Eta({ views: VIEWS, autoEscape: true, cache: true, autoTrim: [false, 'nl'] });
 
 /** Formatting the templates share: times in UTC, money with separators, percentages. */
-export const fmt = {
+const fmt = {
   time: (iso: string | null | undefined): string => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : '—'),
   money: (value: number | null | undefined, currency = ''): string =>
     value === null || value === undefined ? '—' : `${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}${currency ? ` ${currency}` : ''}`,

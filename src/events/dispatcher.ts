@@ -14,6 +14,7 @@
  * at least once. It wakes on every publish in this process (a nudge) and polls besides.
  */
 import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import type { WebhookConfig } from '../config.ts';
@@ -43,6 +44,9 @@ import { onPublish } from './outbox.ts';
 import { signDelivery, signingSecrets } from './signing.ts';
 
 const USER_AGENT = 'mortgage-origination-webhooks/1.0';
+
+/** Why an attempt disabled its endpoint: the contract's reasons but `manual`, which only the account gives. */
+type DisabledByAttempt = Exclude<components['schemas']['Webhook']['disabledReason'], 'manual' | null>;
 
 /**
  * Claims that keep failing (the database is down) are counted rather than logged for this long
@@ -314,7 +318,7 @@ export class WebhookDispatcher {
         const batch = this.unrecorded.splice(0, MAX_RECORD_BATCH);
         try {
           const disabled = await this.store.transaction(async (tx) => {
-            const changes: Array<'gone' | 'failing' | null> = [];
+            const changes: Array<DisabledByAttempt | null> = [];
             for (const o of batch) changes.push(await applyOutcome(tx, o));
             return changes;
           });
@@ -331,7 +335,7 @@ export class WebhookDispatcher {
     }
   }
 
-  private report(o: Outcome, disabled: 'gone' | 'failing' | null): void {
+  private report(o: Outcome, disabled: DisabledByAttempt | null): void {
     const { delivery: d, attempt: a } = o;
     const fields = { webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, attempt: a.attempt, statusCode: a.statusCode, error: a.error };
     if (disabled === 'gone') this.log.warn(fields, 'webhook endpoint answered 410 Gone and was disabled');
@@ -359,7 +363,7 @@ interface Outcome {
  * (a success ends a run of failures, 410 disables it, five days of failures disable it).
  * Returns why the endpoint was disabled by this attempt, if it was.
  */
-async function applyOutcome(tx: Tx, o: Outcome): Promise<'gone' | 'failing' | null> {
+async function applyOutcome(tx: Tx, o: Outcome): Promise<DisabledByAttempt | null> {
   const d = o.delivery;
   // Nothing is recorded when the lease ran out and someone else has it, or the endpoint is gone.
   if (!(await recordAttempt(tx, o.attempt, d.leaseToken))) return null;

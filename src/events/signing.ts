@@ -9,7 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new endpoint secret: `whsec_` and the base64 of 32 random bytes. */
 export function newWebhookSecret(): string {

@@ -74,7 +74,7 @@ function parseProblem(err: unknown, maxBytes: number): ApiProblem {
   }
 }
 
-export function multipartBodyParser(ctx: AppContext): BodyParser {
+function multipartBodyParser(ctx: AppContext): BodyParser {
   const maxBytes = ctx.config.documentMaxBytes;
   const root = incomingDir(ctx.config.dataDir);
   clearIncoming(ctx.config.dataDir);

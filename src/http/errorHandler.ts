@@ -20,7 +20,7 @@ interface HttpError extends Error {
 }
 
 /** Maps known parser failures to the problem a caller can act on; anything else is internal. */
-export function toProblem(err: unknown): ApiProblem {
+function toProblem(err: unknown): ApiProblem {
   if (isApiProblem(err)) return err;
   if (isAppError(err)) return problemOf(err);
   const unavailable = storeUnavailability(err);

@@ -6,7 +6,7 @@ import { isId, type IdPrefix } from '../ids.ts';
 import type { Page } from '../store/pagination.ts';
 import { problems } from './problem.ts';
 
-export function encodeCursor(lastId: string | null): string | null {
+function encodeCursor(lastId: string | null): string | null {
   return lastId === null ? null : Buffer.from(JSON.stringify({ after: lastId })).toString('base64url');
 }
 

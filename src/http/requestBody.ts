@@ -133,7 +133,7 @@ export function jsonBodyParser(limitBytes: number): BodyParser {
   };
 }
 
-export function hasRequestBody(ctx: Context): boolean {
+function hasRequestBody(ctx: Context): boolean {
   const length = ctx.get('Content-Length');
   if (length !== '') return Number(length) > 0;
   return ctx.get('Transfer-Encoding') !== '';

@@ -32,7 +32,7 @@ interface PublishedSpec {
 }
 
 /** The published document with `publicBaseUrl` as the default of the first server's variable. */
-export function publishedSpec(bundled: string, publicBaseUrl: string): string {
+function publishedSpec(bundled: string, publicBaseUrl: string): string {
   const doc = JSON.parse(bundled) as PublishedSpec;
   const variable = doc.servers?.[0]?.variables?.publicBaseUrl;
   if (variable) variable.default = publicBaseUrl;

@@ -71,7 +71,7 @@ export interface PostOutcome {
   durationMs: number;
 }
 
-export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
 export class GuardedClient {
   private readonly agent: Agent;
@@ -209,7 +209,7 @@ export function isTimeout(err: unknown): boolean {
 }
 
 /** A short, secret-free description of why a call got no answer. */
-export function describeError(err: unknown, timeoutMs: number): string {
+function describeError(err: unknown, timeoutMs: number): string {
   const e = err as ErrorLike | null;
   const inner = e?.cause && typeof e.cause === 'object' ? (e.cause as ErrorLike) : undefined;
   const code = e?.code ?? inner?.code;

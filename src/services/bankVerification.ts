@@ -66,7 +66,7 @@ export async function listApplicationVerifications(ctx: AppContext, accountId: s
 const RETRY_PARTNER_AFTER_SECONDS = 30;
 
 /** The 502 for a partner failure; the reason goes to the log only (it may name addresses or partner internals). */
-export function partnerError(err: BankPartnerUnavailable | BankPartnerBadResponse): AppError {
+function partnerError(err: BankPartnerUnavailable | BankPartnerBadResponse): AppError {
   if (err instanceof BankPartnerUnavailable) {
     return fail.upstreamFailed(
       'bank_partner_unavailable',

@@ -24,7 +24,7 @@ import type { SqlExecutor } from '../store/store.ts';
 export type DocumentView = components['schemas']['Document'];
 
 /** The download URL of a document: its `url`, and the `url` of its event. */
-export function documentUrl(publicBaseUrl: string, mortgageId: string, documentId: string): string {
+function documentUrl(publicBaseUrl: string, mortgageId: string, documentId: string): string {
   return `${publicBaseUrl}/v1/applications/${mortgageId}/documents/${documentId}/content`;
 }
 

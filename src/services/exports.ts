@@ -260,7 +260,7 @@ export async function removeExportFormat(ctx: AppContext, accountId: string, nam
 export type ExportFormat = components['schemas']['ExportFormat'];
 
 /** The public view of a format: the account is implied by the caller. */
-export function toExportFormat(record: ExportFormatRecord): ExportFormat {
+function toExportFormat(record: ExportFormatRecord): ExportFormat {
   const { accountId, ...format } = record;
   return { ...format, livemode: isLivemode(accountId) };
 }

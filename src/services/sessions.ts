@@ -38,7 +38,7 @@ export interface ActiveSession {
 
 const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
 
-export function sessionPolicy(ctx: AppContext): SessionPolicy {
+function sessionPolicy(ctx: AppContext): SessionPolicy {
   return { idleMs: ctx.config.dashboard.sessionIdleMinutes * 60_000, absoluteMs: ctx.config.dashboard.sessionAbsoluteHours * 3_600_000 };
 }
 
@@ -95,7 +95,7 @@ export async function sweepSessions(ctx: AppContext): Promise<number> {
 }
 
 /** The same words for an unknown email and a wrong password, so the answer tells nothing about which. */
-export const SIGN_IN_FAILED = 'The email or the password is not correct.';
+const SIGN_IN_FAILED = 'The email or the password is not correct.';
 
 export interface SignInLimits {
   perEmailAndAddress: AttemptLimiter;

@@ -43,7 +43,7 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookRecovery = components['schemas']['WebhookRecovery'];
 
 /** The public view of an endpoint at `now`: a previous secret whose overlap has ended is no longer shown. */
-export function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
+function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
   const overlapEnds = e.previousSecretExpiresAt && Date.parse(e.previousSecretExpiresAt) > now.getTime() ? e.previousSecretExpiresAt : null;
   return {
     webhookId: e.webhookId,
@@ -84,7 +84,7 @@ function toAttempt(a: DeliveryAttemptRecord, livemode: boolean): WebhookDelivery
  * resolves to. A name that does not resolve (yet) is accepted: every connection checks again.
  * Returns the normalised URL; throws a 422 problem.
  */
-export async function checkEndpointUrl(raw: string, allowedHosts: readonly string[], resolve: Resolver = systemResolver): Promise<string> {
+async function checkEndpointUrl(raw: string, allowedHosts: readonly string[], resolve: Resolver = systemResolver): Promise<string> {
   const verdict = urlDecision(raw, allowedHosts);
   if (!verdict.ok) throw fail.refused(verdict.code, verdict.reason, { errors: [{ pointer: '/url', message: verdict.reason }] });
   if (verdict.needsResolution) {

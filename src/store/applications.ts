@@ -31,7 +31,7 @@ export interface ApplicationRecord {
 }
 
 /** An `applications` row as SQL returns it (the export reads the same columns). */
-export interface ApplicationRow {
+interface ApplicationRow {
   id: string;
   account_id: string;
   status: ApplicationStatus;

@@ -9,7 +9,7 @@ import { openSqlJsStore } from './engine/sqljsStore.ts';
 import { openPgStore } from './postgres/pgStore.ts';
 import type { Store } from './store.ts';
 
-export type EngineLogLevel = 'debug' | 'info' | 'warn' | 'error';
+type EngineLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** What both engines offer beyond Store: a checkpoint (a no-op on PostgreSQL) and a write counter. */
 export type OpenedStore = Store & {

@@ -19,7 +19,7 @@ interface SealedTable {
   context: (id: string) => string;
 }
 
-export const SEALED_COLUMNS: readonly SealedTable[] = [
+const SEALED_COLUMNS: readonly SealedTable[] = [
   { table: 'webhook_endpoints', columns: ['secret', 'previous_secret'], context: webhookSecretContext },
   { table: 'bank_partners', columns: ['credential_encrypted'], context: bankPartnerCredentialContext },
 ];

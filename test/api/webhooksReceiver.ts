@@ -22,7 +22,7 @@ export interface Delivery {
 }
 
 /** What to answer: a status, with optional headers, after an optional delay. */
-export interface Answer {
+interface Answer {
   status: number;
   headers?: Record<string, string>;
   delayMs?: number;

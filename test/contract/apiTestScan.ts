@@ -19,7 +19,7 @@ export interface OperationRef {
 }
 
 /** The index just past the bracket that closes the one at `open` (`{`, `(` or `[`), skipping strings and comments. */
-export function closingIndex(source: string, open: number): number {
+function closingIndex(source: string, open: number): number {
   const pairs: Record<string, string> = { '{': '}', '(': ')', '[': ']' };
   const stack: string[] = [];
   let i = open;
@@ -83,7 +83,7 @@ export function describeBlocks(source: string): Array<{ name: string; body: stri
 }
 
 /** Whether `text` holds at least one test. */
-export function holdsTest(text: string): boolean {
+function holdsTest(text: string): boolean {
   return /\b(?:it|test)(?:\.\w+)*\(/.test(text);
 }
 
@@ -100,7 +100,7 @@ function templateRegExp(pathTemplate: string): RegExp {
 }
 
 /** Whether `text` calls the operation itself (not through a helper). */
-export function callsDirectly(text: string, op: OperationRef): boolean {
+function callsDirectly(text: string, op: OperationRef): boolean {
   const method = op.method.toUpperCase();
   const typed = new RegExp(`\\.${method}\\(\\s*(['"\`])${escapeRegExp(op.pathTemplate)}\\1`);
   if (typed.test(text)) return true;
@@ -143,7 +143,7 @@ function stringLiterals(text: string): Array<{ content: string; end: number }> {
 }
 
 /** Named functions of a file (`function f(…) {…}`, `const f = (…) => …`) and their bodies. */
-export function helperFunctions(source: string): Map<string, string> {
+function helperFunctions(source: string): Map<string, string> {
   const helpers = new Map<string, string>();
   for (const match of source.matchAll(/\b(?:async\s+)?function\s+(\w+)\s*(?:<[^>]*>)?\s*\(/g)) {
     const paramsEnd = closingIndex(source, match.index! + match[0].length - 1);
@@ -182,7 +182,7 @@ function lineEnd(source: string, from: number): number {
 }
 
 /** The helper functions of a file that call the operation, directly or through one another. */
-export function callingHelpers(helpers: Map<string, string>, op: OperationRef): Set<string> {
+function callingHelpers(helpers: Map<string, string>, op: OperationRef): Set<string> {
   const calling = new Set<string>();
   for (const [name, body] of helpers) if (callsDirectly(body, op)) calling.add(name);
   for (let changed = true; changed; ) {

@@ -75,7 +75,7 @@ export function parameters(op: SpecOperation, where: Parameter['in']): Parameter
 }
 
 /** The value a parameter's documentation gives as its example, as a string. */
-export function exampleOf(param: Parameter): string | undefined {
+function exampleOf(param: Parameter): string | undefined {
   const candidates = [
     param.example,
     Object.values(param.examples ?? {})[0]?.value,

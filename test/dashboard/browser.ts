@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 export const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   console.warn(`Dashboard browser tests SKIPPED: ${CHROMIUM} is missing. Install it with: apt-get update && apt-get install -y chromium (.ci/run does this).`);
@@ -44,7 +44,7 @@ export function watchCsp(page: Page, into: string[]): void {
   });
 }
 
-export const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
+const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 
 /**
  * Writes docs/screenshots/<name>.png (the README shows them), the viewport or the whole page, when

@@ -27,7 +27,7 @@ export interface SpecOperation {
   pathItem: Json;
 }
 
-export const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 
 export function specOperations(): SpecOperation[] {
   const list: SpecOperation[] = [];
@@ -45,7 +45,7 @@ const matchers = specOperations().map((op) => ({
   regex: new RegExp('^' + op.pathTemplate.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
 }));
 
-export function findOperation(method: string, pathname: string): SpecOperation | undefined {
+function findOperation(method: string, pathname: string): SpecOperation | undefined {
   return matchers.find((m) => m.op.method === method.toLowerCase() && m.regex.test(pathname))?.op;
 }
 
@@ -59,10 +59,10 @@ function validatorFor(key: string, schema: Json): ValidateFunction {
   return validate;
 }
 
-export class ContractViolation extends Error {}
+class ContractViolation extends Error {}
 
 /** Checks one response against the spec; throws ContractViolation with what is wrong. */
-export async function checkResponse(method: string, url: string, response: Response): Promise<void> {
+async function checkResponse(method: string, url: string, response: Response): Promise<void> {
   const { pathname } = new URL(url);
   const op = findOperation(method, pathname);
   const where = `${method.toUpperCase()} ${pathname} → ${response.status}`;

@@ -3,7 +3,7 @@
  * vitest projects `sqljs` and `postgres`, see vitest.config.ts); the postgres project sets
  * TEST_ENGINE=postgres, and every app it starts gets a PostgreSQL database of its own.
  */
-import { createTempDatabase, postgresAvailable, type TempDatabase } from '../../scripts/lib/pgDatabase.ts';
+import { createTempDatabase, type TempDatabase } from '../../scripts/lib/pgDatabase.ts';
 
 export type TestEngine = 'sqljs' | 'postgres';
 
@@ -13,7 +13,7 @@ export function testEngine(): TestEngine {
 
 export const onPostgres = (): boolean => testEngine() === 'postgres';
 
-export { createTempDatabase, postgresAvailable, type TempDatabase };
+export type { TempDatabase };
 
 /** A fresh database (random name) for one app or test file; `drop()` removes it. */
 export async function testDatabase(): Promise<TempDatabase> {

@@ -11,7 +11,7 @@ import * as spawned from '../../scripts/lib/spawnService.ts';
 import type { AdminRun, ServiceProcess, StartServiceOptions } from '../../scripts/lib/spawnService.ts';
 import { onPostgres, testDatabase, type TempDatabase } from './engine.ts';
 
-export { ADMIN_ENTRY, MAIN_ENTRY, PROJECT_ROOT, freePort, type AdminRun, type Exit, type ServiceProcess, type StartServiceOptions } from '../../scripts/lib/spawnService.ts';
+export { MAIN_ENTRY, PROJECT_ROOT, freePort, type AdminRun, type ServiceProcess, type StartServiceOptions } from '../../scripts/lib/spawnService.ts';
 
 /**
  * In the postgres project (TEST_ENGINE=postgres) the processes these start run on PostgreSQL: each

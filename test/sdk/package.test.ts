@@ -16,7 +16,7 @@ describe('the SDK package', () => {
   it('packs the compiled client and its types (npm pack builds it), importing only its dependencies', async () => {
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts=false'], { cwd: SDK, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as Array<{ files: Array<{ path: string }> }>;
     const files = packed[0]!.files.map((f) => f.path);
-    for (const file of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/client.js', 'dist/webhooks.js', 'dist/api.d.ts']) expect(files, file).toContain(file);
+    for (const file of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/client.js', 'dist/webhooks.js', 'dist/generated/api.d.ts', 'dist/generated/problemCodes.js']) expect(files, file).toContain(file);
     expect(files.filter((f) => f.startsWith('src/'))).toEqual([]);
 
     const manifest = JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; exports: Record<string, { import: string }> };

@@ -22,7 +22,7 @@ const DONE: Record<string, string> = {
 };
 
 /** The array tables of the rate sheet form and the blank rows each offers for additions. */
-export const RATE_SHEET_TABLES = ['baseRates', 'ltvAdjustments', 'creditScoreAdjustments', 'flatFees'] as const;
+const RATE_SHEET_TABLES = ['baseRates', 'ltvAdjustments', 'creditScoreAdjustments', 'flatFees'] as const;
 const BLANK_ROWS = 2;
 
 /** How many rows the form shows for each table: the rows the values have, plus blank rows to add. */

@@ -4,8 +4,8 @@
  */
 import { textIssue } from '../text/textRule.ts';
 
-export const ACCOUNT_NAME_MAX_LENGTH = 200;
-export const EMAIL_MAX_LENGTH = 254; // RFC 5321's limit on a forward path, less the angle brackets
+const ACCOUNT_NAME_MAX_LENGTH = 200;
+const EMAIL_MAX_LENGTH = 254; // RFC 5321's limit on a forward path, less the angle brackets
 
 /** Shape only (one @, a dot in the domain, no spaces): whether a mailbox exists is not knowable here. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

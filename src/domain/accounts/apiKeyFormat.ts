@@ -83,7 +83,7 @@ export function apiKeyHint(apiKey: string): string {
 }
 
 /** The longest key label, in characters (the contract's maxLength on ApiKeyCreateRequest.name). */
-export const API_KEY_NAME_MAX_LENGTH = 100;
+const API_KEY_NAME_MAX_LENGTH = 100;
 
 /** What is wrong with a key label given where the contract does not check it (the operator's CLI), or null. */
 export function apiKeyNameIssue(name: string): string | null {

@@ -17,7 +17,7 @@ export function isWellFormedAccountNumber(value: string): boolean {
 }
 
 /** The form that is compared and hashed: upper case ("de89…" and "DE89…" are one IBAN). */
-export function normaliseAccountNumber(value: string): string {
+function normaliseAccountNumber(value: string): string {
   return value.toUpperCase();
 }
 

@@ -39,7 +39,7 @@ import { distance } from 'fastest-levenshtein';
 import type { components } from '../../../generated/api.d.ts';
 
 export const NAME_MATCH_THRESHOLD = 0.85;
-export const NAME_PARTIAL_THRESHOLD = 0.6;
+const NAME_PARTIAL_THRESHOLD = 0.6;
 
 export type NameMatchOutcome = components['schemas']['NameMatch']['outcome'];
 
@@ -89,7 +89,7 @@ function stripTitlesAndSuffixes(list: string[]): string[] {
  * The readings of a name as lists of words: hyphenated parts split, and joined. Usually one or
  * two readings; the same list when the name has no hyphen.
  */
-export function nameReadings(name: string): string[][] {
+function nameReadings(name: string): string[][] {
   const text = reorderSurnameFirst(fold(name));
   const split = stripTitlesAndSuffixes(words(text.replaceAll('-', ' '))).slice(0, MAX_WORDS);
   const joined = stripTitlesAndSuffixes(words(text.replace(/(?<=[\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, ''))).slice(0, MAX_WORDS);
@@ -114,7 +114,7 @@ function pairWeight(a: string, wa: number, b: string, wb: number): number {
   return a.length === 1 || b.length === 1 ? 2 * Math.min(wa, wb) : wa + wb;
 }
 
-export function wordSimilarity(a: string, b: string): number {
+function wordSimilarity(a: string, b: string): number {
   if (a === b) return 1;
   if (a.length === 1 || b.length === 1) return a[0] === b[0] ? 1 : 0;
   const similarity = 1 - distance(a, b) / Math.max(a.length, b.length);

@@ -16,7 +16,7 @@ import { EXPORT_FIELDS, fieldValue, type ExportSource, type FieldDefinition, typ
 
 export type CsvFormatOptions = components['schemas']['CsvFormatOptions'];
 export type DateFormat = NonNullable<CsvFormatOptions['dateFormat']>;
-export type BooleanFormat = NonNullable<CsvFormatOptions['booleanFormat']>;
+type BooleanFormat = NonNullable<CsvFormatOptions['booleanFormat']>;
 
 /** True when a spreadsheet could take a text cell beginning with this character for a formula. */
 function startsLikeFormula(text: string): boolean {

@@ -14,8 +14,8 @@
 import { formatCents } from './amounts.ts';
 import type { ExportSource } from './fields.ts';
 
-export const MISMO_NAMESPACE = 'http://www.mismo.org/residential/2009/schemas';
-export const EXTENSION_NAMESPACE = 'urn:mortgage-origination:export:1';
+const MISMO_NAMESPACE = 'http://www.mismo.org/residential/2009/schemas';
+const EXTENSION_NAMESPACE = 'urn:mortgage-origination:export:1';
 
 const TWO_DECIMALS = { decimalSeparator: '.', thousandsSeparator: '', decimals: 'two' } as const;
 

@@ -13,7 +13,7 @@ export type Decision = components['schemas']['Decision'];
 export type DecisionReason = components['schemas']['DecisionReason'];
 export type DecisionOutcome = Decision['outcome'];
 export type RuleEffect = DecisionReason['effect'];
-export type FinancialField = NonNullable<DecisionReason['missing']>[number];
+type FinancialField = NonNullable<DecisionReason['missing']>[number];
 
 /** The monthly payment of the new mortgage, or why it could not be had. */
 export type PaymentFact =

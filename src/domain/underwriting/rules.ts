@@ -45,7 +45,7 @@ export function limitsOf(rules: UnderwritingRules, key: RuleKey): RuleLimits {
   return { direction: 'max', threshold: limits.approveAtMost, referralLimit: limits.referAtMost };
 }
 
-export const RULE_KEYS: readonly RuleKey[] = ['debtToIncome', 'loanToValue', 'creditScore', 'loanAmount'];
+const RULE_KEYS: readonly RuleKey[] = ['debtToIncome', 'loanToValue', 'creditScore', 'loanAmount'];
 
 export interface RulesProblem {
   pointer: string;

@@ -8,7 +8,7 @@ export interface SessionPolicy {
 }
 
 /** A session's last request is recorded at most this often, so a busy page costs no write per request. */
-export const TOUCH_INTERVAL_MS = 60_000;
+const TOUCH_INTERVAL_MS = 60_000;
 
 export interface SessionTimes {
   /** ISO 8601. */

@@ -116,7 +116,7 @@ export type UrlVerdict =
     }
   | { ok: false; code: 'webhook_url_invalid' | 'webhook_url_not_allowed'; reason: string };
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 /** Checks an endpoint URL before any DNS lookup: form, scheme, credentials, literal addresses, special names. */
 export function urlDecision(raw: string, allowedHosts: readonly string[]): UrlVerdict {

@@ -17,7 +17,7 @@ export class StoreUnavailableError extends Error {
  * The store cannot serve now but will by itself: callers are told to retry after
  * `retryAfterSeconds`. Each kind below says what failed; the HTTP edge maps each to its 503.
  */
-export abstract class StoreUnavailableForNowError extends StoreUnavailableError {
+abstract class StoreUnavailableForNowError extends StoreUnavailableError {
   readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
     super(message, options);

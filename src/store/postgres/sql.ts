@@ -55,7 +55,7 @@ export function pgParams(params: SqlParams | undefined): unknown[] {
 const { builtins } = pg.types;
 
 /** int8 text → number, refusing anything a double cannot hold exactly. */
-export function parseInt8(text: string): number {
+function parseInt8(text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value)) throw new RangeError(`bigint value ${text} is outside JavaScript's safe integer range`);
   return value;
@@ -71,7 +71,7 @@ const UTC_TIMESTAMPTZ = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00
  * reads millions: building a Date for each costs more than the rest of the row); any other form
  * (another session time zone, a year past 9999) goes through the driver's parser.
  */
-export function parseTimestamptz(text: string): string {
+function parseTimestamptz(text: string): string {
   const utc = UTC_TIMESTAMPTZ.exec(text);
   if (utc) return `${utc[1]}T${utc[2]}.${(utc[3] ?? '000').padEnd(3, '0').slice(0, 3)}Z`;
   const date = defaultTimestamptz(text);

@@ -6,13 +6,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface FakeAccount {
+interface FakeAccount {
   accountRef: string;
   holderName: string;
   accountNumber: string;
 }
 
-export interface ScriptedReply {
+interface ScriptedReply {
   status?: number;
   /** A string is sent as is; anything else as JSON. */
   body?: unknown;
