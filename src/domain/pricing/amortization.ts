@@ -46,7 +46,7 @@ export interface ScheduleRowCents {
   balanceCents: number;
 }
 
-export function numberOfMonths(termYears: number): number {
+function numberOfMonths(termYears: number): number {
   if (!Number.isInteger(termYears) || termYears < 1) throw new RangeError(`termYears must be a whole number of years ≥ 1, got ${termYears}`);
   return termYears * MONTHS_PER_YEAR;
 }

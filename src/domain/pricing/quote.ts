@@ -18,7 +18,7 @@ import { hasAtMostDecimals, multiplyDivideHalfUp, toScaled } from './units.ts';
 /** What a loan is priced from: amount (major units, at most two decimals), term (whole years), and the optional facts. */
 export type LoanRequest = components['schemas']['QuoteRequest'];
 
-export interface PricedFee {
+interface PricedFee {
   name: string;
   amountCents: number;
   prepaidFinanceCharge: boolean;
@@ -59,7 +59,7 @@ export type PricingRefusal =
 export type PricingOutcome = { ok: true; loan: PricedLoan } | { ok: false; refusal: PricingRefusal };
 
 /** The validated request and the rate the sheet gives it: everything before the payment figures. */
-export interface NoteRate {
+interface NoteRate {
   amountCents: number;
   term: number;
   propertyValueCents: number | null;
@@ -69,12 +69,12 @@ export interface NoteRate {
   ltvThousandths: number | null;
 }
 
-export type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
+type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
 
 const refuse = (refusal: PricingRefusal): { ok: false; refusal: PricingRefusal } => ({ ok: false, refusal });
 
 /** The term bands as a caller reads them: "1–10, 11–15 years". */
-export function describeTerms(sheet: RateSheet): string {
+function describeTerms(sheet: RateSheet): string {
   return [...sheet.baseRates]
     .sort((a, b) => a.minTermYears - b.minTermYears)
     .map((b) => (b.minTermYears === b.maxTermYears ? `${b.minTermYears}` : `${b.minTermYears}–${b.maxTermYears}`))
@@ -86,17 +86,17 @@ export function describeTerms(sheet: RateSheet): string {
  * i.e. ⌊amount·10^5 / propertyValue + ½⌋ in cents. (The 28-digit decimal quotient this replaced
  * rounds the same: a non-tie lies at least 1 / (2·propertyValue cents) from a half, far beyond its error.)
  */
-export function loanToValueThousandths(amountCents: number, propertyValueCents: number): number {
+function loanToValueThousandths(amountCents: number, propertyValueCents: number): number {
   return multiplyDivideHalfUp(amountCents, 100_000, propertyValueCents);
 }
 
 /** The origination fee in cents: the sheet's percentage of the amount, rounded half-up to the cent. */
-export function originationFeeCents(sheet: RateSheet, amountCents: number): number {
+function originationFeeCents(sheet: RateSheet, amountCents: number): number {
   return multiplyDivideHalfUp(amountCents, toScaled(sheet.originationFeePercent, 3), 100_000);
 }
 
 /** Checks the request against the sheet and finds its note rate (base by term, LTV and score adjustments). */
-export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteRateOutcome {
+function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteRateOutcome {
   if (!Number.isFinite(request.amount) || request.amount <= 0 || !hasAtMostDecimals(request.amount, 2)) {
     return refuse({ kind: 'form', pointer: '/amount', message: 'must be a positive amount with at most two decimals (major units)' });
   }

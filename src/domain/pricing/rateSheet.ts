@@ -15,8 +15,8 @@ export interface SheetIssue {
 
 /** The name the origination fee carries in a quote; flat fees may not take it. */
 export const ORIGINATION_FEE_NAME = 'origination';
-export const MIN_CREDIT_SCORE = 300;
-export const MAX_CREDIT_SCORE = 850;
+const MIN_CREDIT_SCORE = 300;
+const MAX_CREDIT_SCORE = 850;
 
 /**
  * The sheet of an account that has not set its own (documented in the spec's /v1/pricing and the

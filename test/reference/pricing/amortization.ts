@@ -43,13 +43,13 @@ export interface AmortizationSummary {
   totalOfPayments: Decimal;
 }
 
-export function numberOfMonths(termYears: number): number {
+function numberOfMonths(termYears: number): number {
   if (!Number.isInteger(termYears) || termYears < 1) throw new RangeError(`termYears must be a whole number of years ≥ 1, got ${termYears}`);
   return termYears * MONTHS_PER_YEAR;
 }
 
 /** The monthly rate r as a decimal fraction (6 % a year → 0.005). */
-export function monthlyRate(ratePercent: Decimal): Decimal {
+function monthlyRate(ratePercent: Decimal): Decimal {
   return new Dec(ratePercent).div(MONTHLY_RATE_DIVISOR);
 }
 
@@ -71,7 +71,7 @@ function toBigCents(value: Decimal): bigint {
 }
 
 /** Integer cents as an exact decimal. */
-export function centsToDecimal(cents: bigint): Decimal {
+function centsToDecimal(cents: bigint): Decimal {
   const negative = cents < 0n;
   const digits = (negative ? -cents : cents).toString().padStart(3, '0');
   return new Dec(`${negative ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`);

@@ -240,8 +240,3 @@ function brent(f: (i: Decimal) => Decimal, a0: Decimal, fa0: Decimal, b0: Decima
 function done(monthly: Decimal, width: Decimal, iterations: number): AprSolution {
   return { apr: toPercentPlaces(monthly.times(PERIODS_PER_YEAR).times(100)), monthlyRate: monthly, bracketWidth: width, iterations };
 }
-
-/** The APR in percent, stated to three decimals (half-up). */
-export function annualPercentageRate(amountFinanced: Decimal, payments: readonly PaymentRun[], hint?: Decimal): Decimal {
-  return solveApr(amountFinanced, payments, hint).apr;
-}

@@ -14,7 +14,6 @@ export type { Decimal };
 export const ZERO = new Dec(0);
 export const ONE = new Dec(1);
 export const HUNDRED = new Dec(100);
-export const TWELVE = new Dec(12);
 
 /** Half-up to the cent. */
 export function toCents(value: Decimal): Decimal {
@@ -24,14 +23,4 @@ export function toCents(value: Decimal): Decimal {
 /** Half-up to three decimals (how percentages are stated). */
 export function toPercentPlaces(value: Decimal): Decimal {
   return value.toDecimalPlaces(3, Decimal.ROUND_HALF_UP);
-}
-
-/** A JSON number (major units or percent) as an exact decimal: through its shortest string form. */
-export function decimalOf(value: number | string | Decimal): Decimal {
-  return new Dec(value);
-}
-
-/** A decimal with at most two places as the JSON number that prints as it. */
-export function toJsonNumber(value: Decimal): number {
-  return value.toNumber();
 }

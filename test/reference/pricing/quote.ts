@@ -33,14 +33,14 @@ export interface LoanRequest {
   creditScore?: number | null;
 }
 
-export interface PricedFee {
+interface PricedFee {
   name: string;
   amount: Decimal;
   prepaidFinanceCharge: boolean;
 }
 
 /** Every figure of a priced loan, exact decimals (money to the cent, percentages to 0.001). */
-export interface PricedLoan {
+interface PricedLoan {
   amount: Decimal;
   term: number;
   propertyValue: Decimal | null;
@@ -70,7 +70,7 @@ export type PricingRefusal =
 export type PricingOutcome = { ok: true; loan: PricedLoan } | { ok: false; refusal: PricingRefusal };
 
 /** The validated request and the rate the sheet gives it: everything before the payment figures. */
-export interface NoteRate {
+interface NoteRate {
   amount: Decimal;
   term: number;
   propertyValue: Decimal | null;
@@ -80,12 +80,12 @@ export interface NoteRate {
   ltv: Decimal | null;
 }
 
-export type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
+type NoteRateOutcome = { ok: true; note: NoteRate } | { ok: false; refusal: PricingRefusal };
 
 const refuse = (refusal: PricingRefusal): { ok: false; refusal: PricingRefusal } => ({ ok: false, refusal });
 
 /** The term bands as a caller reads them: "1–10, 11–15 years". */
-export function describeTerms(sheet: RateSheet): string {
+function describeTerms(sheet: RateSheet): string {
   return [...sheet.baseRates]
     .sort((a, b) => a.minTermYears - b.minTermYears)
     .map((b) => (b.minTermYears === b.maxTermYears ? `${b.minTermYears}` : `${b.minTermYears}–${b.maxTermYears}`))
@@ -93,12 +93,12 @@ export function describeTerms(sheet: RateSheet): string {
 }
 
 /** Loan-to-value in percent, half-up to three decimals. */
-export function loanToValue(amount: Decimal, propertyValue: Decimal): Decimal {
+function loanToValue(amount: Decimal, propertyValue: Decimal): Decimal {
   return toPercentPlaces(amount.div(propertyValue).times(HUNDRED));
 }
 
 /** Checks the request against the sheet and finds its note rate (base by term, LTV and score adjustments). */
-export function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteRateOutcome {
+function noteRateFromSheet(sheet: RateSheet, request: LoanRequest): NoteRateOutcome {
   if (!Number.isFinite(request.amount) || request.amount <= 0 || !hasAtMostDecimals(request.amount, 2)) {
     return refuse({ kind: 'form', pointer: '/amount', message: 'must be a positive amount with at most two decimals (major units)' });
   }
