@@ -10,7 +10,7 @@
  *   consistent snapshot of committed data, like the serialised sql.js engine.
  * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
  * - listen(): one dedicated connection runs LISTEN and reconnects when it drops.
- * - migrations: `src/store/postgres/migrations/NNN_*.sql`, applied at open under a session-level
+ * - migrations: `src/store/migrations/postgres/NNN_*.sql`, applied at open under a session-level
  *   advisory lock, so instances starting together migrate once.
  * - the sealing key: an instance whose keyring cannot open the secrets another sealed is refused
  *   at open (./secretsKey.ts).
@@ -18,9 +18,9 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../engine/errors.ts';
-import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
-import type { SecretKeyring } from '../engine/sealing.ts';
+import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
+import { applyMigrations, loadMigrations } from '../core/migrate.ts';
+import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
@@ -32,7 +32,7 @@ export interface PgStoreOptions {
   url: string;
   /** Connections in the pool (DATABASE_POOL_MAX). */
   poolMax?: number;
-  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/postgres/migrations`. */
+  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/migrations/postgres`. */
   migrationsDir?: string;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
@@ -70,7 +70,7 @@ export interface PgStore extends Store {
   rotateSecretsKey(): Promise<never>;
 }
 
-const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/postgres/', import.meta.url));
 /** Any constant shared by every instance of the service: the key of the migration advisory lock. */
 const MIGRATION_LOCK_KEY = 727_274_13;
 const RETRYABLE = new Set(['40P01', '40001']);

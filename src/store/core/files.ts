@@ -1,7 +1,8 @@
 /**
- * File operations of the engine in the data directory: every file is created 0600, every failure
- * names the file (a full disk says which write failed), and tests can inject faults (a full disk
- * where no small file system can be mounted).
+ * File operations in the data directory (the sql.js engine's files, and the sealing key file
+ * either engine may keep there): every file is created 0600, every failure names the file (a full
+ * disk says which write failed), and tests can inject faults (a full disk where no small file
+ * system can be mounted).
  */
 import { createHash } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/003. Flags stay smallint 0/1 (as in SQLite) so the
+-- PostgreSQL twin of src/store/migrations/sqlite/003. Flags stay smallint 0/1 (as in SQLite) so the
 -- repositories' SQL (`enabled = 1`) and values are the same on both engines.
 CREATE TABLE webhook_endpoints (
   id                          TEXT PRIMARY KEY,

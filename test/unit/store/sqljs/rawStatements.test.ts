@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import initSqlJs, { type Database, type SqlJsStatic } from 'sql.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instantiateCapturingMemory, openRawStatements, type RawStatements } from '../../../src/store/engine/rawStatements.ts';
-import type { SqlValue } from '../../../src/store/store.ts';
+import { instantiateCapturingMemory, openRawStatements, type RawStatements } from '../../../../src/store/sqljs/rawStatements.ts';
+import type { SqlValue } from '../../../../src/store/store.ts';
 
 let SQL: SqlJsStatic;
 let memory: Parameters<typeof openRawStatements>[2] = null;

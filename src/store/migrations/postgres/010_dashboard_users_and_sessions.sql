@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/010 (same tables and columns; native types).
+-- PostgreSQL twin of src/store/migrations/sqlite/010 (same tables and columns; native types).
 -- The dashboard's people: users (each belongs to one account, with a role), their sign-in
 -- sessions, and invitations to join an account. Timestamps are ISO 8601 UTC text bound by the
 -- application, as everywhere (the journal replays to the same database).

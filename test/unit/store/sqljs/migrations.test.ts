@@ -1,7 +1,7 @@
 import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import type { SqlJsStore } from '../../../../src/store/sqljs/sqljsStore.ts';
 import { crashImage, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/001 (same tables and columns; native types).
+-- PostgreSQL twin of src/store/migrations/sqlite/001 (same tables and columns; native types).
 -- Timestamps are timestamptz, bound by the application as ISO 8601 UTC text and read back as the
 -- same text (src/store/postgres/sql.ts), so repositories see what sql.js gives them.
 CREATE TABLE accounts (

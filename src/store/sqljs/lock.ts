@@ -12,7 +12,7 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { DataDirLockedError, StorageWriteError } from './errors.ts';
+import { DataDirLockedError, StorageWriteError } from '../core/errors.ts';
 
 interface NativeLocks {
   tryLock(fd: number, opts?: { shared?: boolean }): boolean;

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/005.
+-- PostgreSQL twin of src/store/migrations/sqlite/005.
 CREATE TABLE export_formats (
   account_id    TEXT NOT NULL REFERENCES accounts(id),
   name          TEXT NOT NULL,

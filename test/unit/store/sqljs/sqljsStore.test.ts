@@ -1,8 +1,8 @@
 import { open as openFile, readFile, stat, truncate, appendFile, writeFile, rm, access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { StorageUnavailableError, StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../src/store/engine/errors.ts';
-import { checkpointThreshold, type SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import { StorageUnavailableError, StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../../src/store/core/errors.ts';
+import { checkpointThreshold, type SqlJsStore } from '../../../../src/store/sqljs/sqljsStore.ts';
 import { crashImage, eventually, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 

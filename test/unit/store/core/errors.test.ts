@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isForeignKeyViolation, isUniqueViolation } from '../../../src/store/engine/errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../../../../src/store/core/errors.ts';
 
 describe('error classification', () => {
   it('recognises SQLite and PostgreSQL unique violations', () => {

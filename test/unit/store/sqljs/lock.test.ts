@@ -4,8 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DataDirLockedError } from '../../../src/store/engine/errors.ts';
-import { lockHolderPid } from '../../../src/store/engine/sqljsStore.ts';
+import { DataDirLockedError } from '../../../../src/store/core/errors.ts';
+import { lockHolderPid } from '../../../../src/store/sqljs/sqljsStore.ts';
 import { migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/002. Money is bigint cents, percentages numeric.
+-- PostgreSQL twin of src/store/migrations/sqlite/002. Money is bigint cents, percentages numeric.
 CREATE TABLE rate_sheets (
   account_id  TEXT PRIMARY KEY REFERENCES accounts(id),
   -- json (not jsonb): the sheet reads back exactly as the account set it

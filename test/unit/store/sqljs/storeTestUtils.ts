@@ -2,8 +2,8 @@
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { openSqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
-import type { SqlJsStore, SqlJsStoreOptions } from '../../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore } from '../../../../src/store/sqljs/sqljsStore.ts';
+import type { SqlJsStore, SqlJsStoreOptions } from '../../../../src/store/sqljs/sqljsStore.ts';
 
 export interface TempDirs {
   /** A fresh directory under the test's temp root. */

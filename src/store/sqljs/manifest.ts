@@ -13,8 +13,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StoreCorruptionError } from './errors.ts';
-import { replaceFileDurable, type FaultInjector } from './files.ts';
+import { StoreCorruptionError } from '../core/errors.ts';
+import { replaceFileDurable, type FaultInjector } from '../core/files.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 const FORMAT = 1;

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/004. Money bigint cents, percentages numeric.
+-- PostgreSQL twin of src/store/migrations/sqlite/004. Money bigint cents, percentages numeric.
 CREATE TABLE applications (
   id                    TEXT PRIMARY KEY,
   account_id            TEXT NOT NULL REFERENCES accounts(id),

@@ -29,27 +29,27 @@ import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { resealSecrets } from '../sealedColumns.ts';
 import type { Row, RowMemo, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
-import { SecretsKeyFromEnvironmentError, StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
-import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
+import { SecretsKeyFromEnvironmentError, StorageUnavailableError, StorageWriteError, StoreCorruptionError, StoreUnavailableError } from '../core/errors.ts';
+import { DIR_MODE, naming, sha256, syncDir, writeFileDurable, type FaultInjector } from '../core/files.ts';
 import { Journal, parseJournal, recoverJournal } from './journal.ts';
 import type { EncodedRecord, JournalOp, JournalRecord } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import type { DataDirLock } from './lock.ts';
 import { MANIFEST_FILE, describeSnapshot, readManifest, writeManifest, type Manifest, type SnapshotDescriptor } from './manifest.ts';
-import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from './migrate.ts';
+import { SCHEMA_MIGRATIONS_DDL, applyMigrations, loadMigrations } from '../core/migrate.ts';
 import { STATEMENT_CACHE_SIZE, instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
-import type { Migration } from './migrate.ts';
-import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from './sealing.ts';
+import type { Migration } from '../core/migrate.ts';
+import { SECRETS_KEY_FILE, SecretKeyring, encodeSecretsKey, loadKeyring, newSecretsKey, writeKeyFile, type SecretsKeyOptions } from '../core/sealing.ts';
 
 export { lockHolderPid } from './lock.ts';
-export type { FaultInjector } from './files.ts';
-export type { SecretsKeyOptions } from './sealing.ts';
+export type { FaultInjector } from '../core/files.ts';
+export type { SecretsKeyOptions } from '../core/sealing.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface SqlJsStoreOptions {
   dataDir: string;
-  /** Directory of `NNN_name.sql` migrations; default `src/store/migrations`. */
+  /** Directory of `NNN_name.sql` migrations; default `src/store/migrations/sqlite`. */
   migrationsDir?: string;
   /** Journal size that calls for a background checkpoint however small the database; default 64 MiB. */
   checkpointBytes?: number;
@@ -104,7 +104,7 @@ export interface SqlJsStoreExtra {
 
 export type SqlJsStore = Store & SqlJsStoreExtra;
 
-const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/sqlite/', import.meta.url));
 const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_CHECKPOINT_JOURNAL_SHARE = 0.25;
 

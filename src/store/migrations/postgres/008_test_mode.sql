@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/008. Test mode: every account has a test environment beside its live one. Records of the test
+-- PostgreSQL twin of src/store/migrations/sqlite/008. Test mode: every account has a test environment beside its live one. Records of the test
 -- environment are owned by a second accounts row whose id is the account's id + '.test' and whose
 -- live_account_id names the account (src/domain/accounts/environments.ts); live rows have NULL.
 -- Every table already scopes by account_id, so this one row keeps test and live data apart.

@@ -23,8 +23,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SqlValue } from '../store.ts';
-import { StorageWriteError, StoreCorruptionError, StoreUnavailableError } from './errors.ts';
-import { FILE_MODE, naming, syncDir, writeFileDurable, type FaultInjector } from './files.ts';
+import { StorageWriteError, StoreCorruptionError, StoreUnavailableError } from '../core/errors.ts';
+import { FILE_MODE, naming, syncDir, writeFileDurable, type FaultInjector } from '../core/files.ts';
 
 export type JournalOp =
   | { kind: 'stmt'; sql: string; params: SqlValue[] }

@@ -1,4 +1,4 @@
--- PostgreSQL twin of src/store/migrations/006. No full account number is ever stored.
+-- PostgreSQL twin of src/store/migrations/sqlite/006. No full account number is ever stored.
 CREATE TABLE bank_partners (
   id                    TEXT PRIMARY KEY,
   name                  TEXT NOT NULL,
