@@ -2,8 +2,8 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreCorruptionError } from '../../../../src/store/core/errors.ts';
-import { StatementNumbers, encodeRecord, parseJournal } from '../../../../src/store/sqljs/journal.ts';
-import type { JournalRecord } from '../../../../src/store/sqljs/journal.ts';
+import { StatementNumbers, encodeRecord, parseJournal } from '../../../../src/store/sqljs/journalRecords.ts';
+import type { JournalRecord } from '../../../../src/store/sqljs/journalRecords.ts';
 
 const rec = (lsn: number): JournalRecord => ({
   lsn,
