@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreCorruptionError } from '../core/errors.ts';
-import { replaceFileDurable, type FaultInjector } from '../core/files.ts';
+import { replaceFileDurable, sha256, type FaultInjector } from '../core/files.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 const FORMAT = 1;
@@ -71,4 +71,12 @@ export async function writeManifest(dir: string, manifest: Omit<Manifest, 'forma
 
 export function describeSnapshot(d: SnapshotDescriptor): string {
   return `lsn ${d.lsn}, ${d.bytes} bytes, sha256 ${d.sha256}`;
+}
+
+export function describe(image: Uint8Array, lsn: number): SnapshotDescriptor {
+  return { lsn, bytes: image.length, sha256: sha256(image) };
+}
+
+export function sameSnapshot(a: SnapshotDescriptor, b: SnapshotDescriptor): boolean {
+  return a.sha256 === b.sha256 && a.bytes === b.bytes;
 }

@@ -2,7 +2,8 @@ import { open as openFile, readFile, stat, truncate, appendFile, writeFile, rm, 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StorageUnavailableError, StoreCorruptionError, StoreUnavailableError, isUniqueViolation } from '../../../../src/store/core/errors.ts';
-import { checkpointThreshold, type SqlJsStore } from '../../../../src/store/sqljs/sqljsStore.ts';
+import { checkpointThreshold } from '../../../../src/store/sqljs/checkpoints.ts';
+import type { SqlJsStore } from '../../../../src/store/sqljs/sqljsStore.ts';
 import { crashImage, eventually, migrationsDir, open, tempDirs } from './storeTestUtils.ts';
 import type { TempDirs } from './storeTestUtils.ts';
 
