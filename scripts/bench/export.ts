@@ -30,7 +30,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/createContext.ts';
 import { createLogger } from '../../src/log.ts';
 import { createAccount } from '../../src/services/accounts.ts';
-import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import { exportBounds, readExportBatch } from '../../src/store/exportRecords.ts';
 import { startService, type ServiceProcess } from '../lib/spawnService.ts';
 import { reportGoal } from './goals.ts';

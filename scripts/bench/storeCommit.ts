@@ -9,8 +9,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
-import type { SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
+import type { SqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 
 export interface LatencyFigures {
   commits: number;

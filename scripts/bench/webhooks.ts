@@ -31,7 +31,7 @@ import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
 import { systemClock } from '../../src/clock.ts';
 import { createAccount } from '../../src/services/accounts.ts';
-import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 
 const RECEIVERS = 10;
 const SECONDS = Math.min(60, Math.max(2, Number(process.env.WEBHOOK_BENCH_SECONDS ?? 8)));

@@ -8,7 +8,7 @@ import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createContext } from '../createContext.ts';
 import { createLogger } from '../log.ts';
-import { lockHolderPid } from '../store/engine/sqljsStore.ts';
+import { lockHolderPid } from '../store/sqljs/sqljsStore.ts';
 import { openStore } from '../store/open.ts';
 import { parseAdminArgs } from './argv.ts';
 import { sendAdminRequest } from './adminSocket.ts';

@@ -4,7 +4,7 @@
  * from the dashboard.
  */
 import { fail, type AppError } from '../errors.ts';
-import { DatabaseUnavailableError, StorageUnavailableError } from '../store/engine/errors.ts';
+import { DatabaseUnavailableError, StorageUnavailableError } from '../store/core/errors.ts';
 
 /** The AppError for a store failure that only time heals, or null for any other error. */
 export function storeUnavailability(err: unknown): AppError | null {

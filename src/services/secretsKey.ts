@@ -5,8 +5,8 @@
  */
 import type { AppContext } from '../context.ts';
 import { fail } from '../errors.ts';
-import { SecretsKeyFromEnvironmentError } from '../store/engine/errors.ts';
-import type { SqlJsStoreExtra } from '../store/engine/sqljsStore.ts';
+import { SecretsKeyFromEnvironmentError } from '../store/core/errors.ts';
+import type { SqlJsStoreExtra } from '../store/sqljs/sqljsStore.ts';
 import type { Store } from '../store/store.ts';
 
 function sealingStore(store: Store): SqlJsStoreExtra {

@@ -4,8 +4,8 @@
  * command line, tests and benchmarks all open it here.
  */
 import { mkdir } from 'node:fs/promises';
-import { loadKeyring, type SecretsKeyOptions } from './engine/sealing.ts';
-import { openSqlJsStore } from './engine/sqljsStore.ts';
+import { loadKeyring, type SecretsKeyOptions } from './core/sealing.ts';
+import { openSqlJsStore } from './sqljs/sqljsStore.ts';
 import { openPgStore } from './postgres/pgStore.ts';
 import type { Store } from './store.ts';
 

@@ -1,11 +1,11 @@
 /**
- * Which columns hold sealed secrets (see src/store/engine/sealing.ts), the additional data that
+ * Which columns hold sealed secrets (see src/store/core/sealing.ts), the additional data that
  * binds each sealed value to its row, and the pass that (re-)seals every such value under the
  * current key: at open (values stored in plain text before sealing existed, or under an older
  * key) and when the key is rotated. Also which keys the stored values need, for the check a
  * PostgreSQL instance passes at open (src/store/postgres/secretsKey.ts).
  */
-import { SEALED_HEAD_CHARS, sealedKeyId } from './engine/sealing.ts';
+import { SEALED_HEAD_CHARS, sealedKeyId } from './core/sealing.ts';
 import type { SecretSealer, SqlExecutor, Tx } from './store.ts';
 
 /** The sealing context of a webhook endpoint's current and previous signing secrets. */

@@ -1,6 +1,6 @@
 /**
  * Webhook endpoints and their delivery log. The signing secrets (current and previous) are stored
- * sealed (AES-256-GCM, `db.sealer`, see src/store/engine/sealing.ts) and opened only where a
+ * sealed (AES-256-GCM, `db.sealer`, see src/store/core/sealing.ts) and opened only where a
  * delivery is signed (outbox.ts): records read for responses carry no secret, only its last four
  * characters.
  */

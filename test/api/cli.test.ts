@@ -4,7 +4,7 @@
  * DATA_DIR (it asks the server over its admin socket, so the change is live at once).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import { runAdmin, startService, tempDataDir, type AdminRun, type ServiceProcess } from '../helpers/server.ts';
 
 const ACCOUNT_ID = /^acc-[0-9a-z]{26}$/;

@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqlJsStore, type FaultInjector } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type FaultInjector } from '../../src/store/sqljs/sqljsStore.ts';
 import { MAIN_ENTRY, PROJECT_ROOT, createAccountWithCli, eventually, startService } from '../helpers/server.ts';
 import { startTestApp, type TestApp } from '../helpers/testApp.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import { leasedDeliveries } from '../../src/store/outbox.ts';
-import { openSqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import { openStore } from '../../src/store/open.ts';
 import { onPostgres, postgresContents } from '../helpers/engine.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';

@@ -19,7 +19,7 @@ import { createAccount, createApiKey, revokeApiKey } from '../../src/services/ac
 import type { AppContext } from '../../src/context.ts';
 import { createContext } from '../../src/createContext.ts';
 import type { Resolver } from '../../src/net/resolve.ts';
-import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/sqljs/sqljsStore.ts';
 import { openStore } from '../../src/store/open.ts';
 import { contractFetch } from './contractFetch.ts';
 import { testEngine, testDatabase } from './engine.ts';

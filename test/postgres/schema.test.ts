@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { openSqlJsStore, type SqlJsStore } from '../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import { openPgStore, type PgStore } from '../../src/store/postgres/pgStore.ts';
-import { newSecretsKey, SecretKeyring } from '../../src/store/engine/sealing.ts';
+import { newSecretsKey, SecretKeyring } from '../../src/store/core/sealing.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 
 /** sql.js only: the engine's own bookkeeping (the LSN in the snapshot). */

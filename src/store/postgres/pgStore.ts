@@ -9,21 +9,24 @@
  * - read(fn): a REPEATABLE READ READ ONLY transaction, so a read of several statements sees one
  *   consistent snapshot of committed data, like the serialised sql.js engine.
  * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
- * - listen(): one dedicated connection runs LISTEN and reconnects when it drops.
- * - migrations: `src/store/postgres/migrations/NNN_*.sql`, applied at open under a session-level
- *   advisory lock, so instances starting together migrate once.
+ * - listen(): one dedicated connection runs LISTEN and reconnects when it drops (listener.ts).
+ * - migrations: `src/store/migrations/postgres/NNN_*.sql`, applied at open under a session-level
+ *   advisory lock, so instances starting together migrate once (schemaMigrations.ts).
  * - the sealing key: an instance whose keyring cannot open the secrets another sealed is refused
  *   at open (./secretsKey.ts).
  */
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../engine/errors.ts';
-import { applyMigrations, loadMigrations } from '../engine/migrate.ts';
-import type { SecretKeyring } from '../engine/sealing.ts';
+import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
+import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import { ensureDatabase, withUser } from './database.ts';
+import { NotificationListener } from './listener.ts';
+import { applyMigrationsLocked } from './schemaMigrations.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
+
+export { redactDatabaseUrl } from './database.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -32,7 +35,7 @@ export interface PgStoreOptions {
   url: string;
   /** Connections in the pool (DATABASE_POOL_MAX). */
   poolMax?: number;
-  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/postgres/migrations`. */
+  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/migrations/postgres`. */
   migrationsDir?: string;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
@@ -70,9 +73,7 @@ export interface PgStore extends Store {
   rotateSecretsKey(): Promise<never>;
 }
 
-const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-/** Any constant shared by every instance of the service: the key of the migration advisory lock. */
-const MIGRATION_LOCK_KEY = 727_274_13;
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/postgres/', import.meta.url));
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 3;
 /** What a caller refused for an unreachable database is told to wait before trying again. */
@@ -94,27 +95,24 @@ class PgEngine implements PgStore {
   private readonly statementNames = new Map<string, string>();
   private writes = 0;
   private closing: Promise<void> | null = null;
-  private readonly listeners = new Map<string, Set<() => void>>();
-  private listener: pg.Client | null = null;
-  private listenerStarting: Promise<void> | null = null;
-  private listenRetry: NodeJS.Timeout | undefined;
-  private readonly config: pg.ClientConfig;
+  private readonly notifications: NotificationListener;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
     this.keyFile = options.keyFile ?? null;
-    this.config = {
+    const config: pg.ClientConfig = {
       connectionString: withUser(options.url),
       application_name: options.applicationName ?? 'mortgage-origination',
       // UTC sessions: timestamptz comes back in the form src/store/postgres/sql.ts rewrites fastest.
       options: '-c TimeZone=UTC',
       types: pgTypes,
     };
-    this.pool = new pg.Pool({ ...this.config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ ...config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
+    this.notifications = new NotificationListener(config, this.log);
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
@@ -308,58 +306,7 @@ class PgEngine implements PgStore {
   }
 
   listen(channel: string, listener: () => void): () => void {
-    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
-    let set = this.listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(channel, set);
-      if (this.listener) void this.listener.query(`LISTEN ${channel}`).catch(() => {});
-    }
-    set.add(listener);
-    void this.startListener();
-    return () => set.delete(listener);
-  }
-
-  private startListener(): Promise<void> {
-    if (this.closing || this.listener) return Promise.resolve();
-    this.listenerStarting ??= (async () => {
-      const client = new pg.Client({ ...this.config, application_name: `${this.config.application_name}-listen` });
-      client.on('notification', (message) => {
-        for (const fn of this.listeners.get(message.channel) ?? []) fn();
-      });
-      const restart = (err?: Error) => {
-        if (this.listener !== client) return;
-        this.listener = null;
-        client.end().catch(() => {});
-        if (this.closing) return;
-        this.log('warn', 'LISTEN connection lost; reconnecting', { err: err?.message });
-        clearTimeout(this.listenRetry);
-        this.listenRetry = setTimeout(() => void this.startListener(), 1_000);
-        this.listenRetry.unref();
-        // Whatever was notified meanwhile is found by the pollers; wake them now anyway.
-        for (const set of this.listeners.values()) for (const fn of set) fn();
-      };
-      client.on('error', restart);
-      client.on('end', () => restart());
-      try {
-        await client.connect();
-        for (const channel of this.listeners.keys()) await client.query(`LISTEN ${channel}`);
-        if (this.closing) {
-          await client.end();
-          return;
-        }
-        this.listener = client;
-      } catch (err) {
-        await client.end().catch(() => {});
-        if (!this.closing) {
-          this.log('warn', 'LISTEN connection failed; retrying', { err: (err as Error).message });
-          clearTimeout(this.listenRetry);
-          this.listenRetry = setTimeout(() => void this.startListener(), 1_000);
-          this.listenRetry.unref();
-        }
-      }
-    })().finally(() => (this.listenerStarting = null));
-    return this.listenerStarting;
+    return this.notifications.listen(channel, listener);
   }
 
   isOpen(): boolean {
@@ -391,11 +338,7 @@ class PgEngine implements PgStore {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      clearTimeout(this.listenRetry);
-      await this.listenerStarting?.catch(() => {});
-      const listener = this.listener;
-      this.listener = null;
-      await listener?.end().catch(() => {});
+      await this.notifications.close();
       await this.pool.end();
       this.log('info', 'store closed', { writes: this.writes });
     })();
@@ -404,93 +347,8 @@ class PgEngine implements PgStore {
 
   // ---- opening -------------------------------------------------------------------------
 
-  /** Applies pending migrations; the advisory lock makes instances that start together take turns. */
-  async migrate(migrationsDir: string): Promise<void> {
-    const migrations = await loadMigrations(migrationsDir);
-    if (migrations === null) {
-      this.log('warn', 'migrations directory not found', { migrationsDir });
-      return;
-    }
-    const client = await this.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-      try {
-        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)');
-        const applied = await applyMigrations(
-          {
-            appliedVersions: async () => new Set((await client.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version)),
-            apply: async (m) => {
-              await client.query('BEGIN');
-              try {
-                await client.query(m.sql);
-                await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [m.version, new Date().toISOString()]);
-                await client.query('COMMIT');
-              } catch (err) {
-                await client.query('ROLLBACK');
-                throw err;
-              }
-            },
-          },
-          migrations,
-          (msg, fields) => this.log('warn', msg, fields),
-        );
-        if (applied.length > 0) this.log('info', 'migrations applied', { versions: applied });
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-      }
-    } catch (err) {
-      broken = err as Error;
-      throw err;
-    } finally {
-      client.release(broken);
-    }
-  }
-}
-
-/**
- * A URL without a user name means the operating-system user, as with psql. The driver takes it from
- * $USER, which service managers and some shells leave unset: then ask the system.
- */
-function withUser(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.username) return url;
-    parsed.username = encodeURIComponent(os.userInfo().username);
-    return parsed.toString();
-  } catch {
-    return url;
-  }
-}
-
-/**
- * Creates the database the URL names when the server does not have it yet (so that
- * `DATABASE_URL=postgres://127.0.0.1/mos npm start` works on a fresh server), through the server's
- * `postgres` database. Instances starting together may both try: the loser's "already exists" is fine.
- */
-async function ensureDatabase(url: string, log: (msg: string, fields: Record<string, unknown>) => void): Promise<void> {
-  const probe = new pg.Client({ connectionString: withUser(url) });
-  try {
-    await probe.connect();
-    return;
-  } catch (err) {
-    if ((err as { code?: string }).code !== '3D000') return; // anything else is reported by the pool with context
-  } finally {
-    await probe.end().catch(() => {});
-  }
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: withUser(maintenance.toString()) });
-  try {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
-    log('database created', { database: name });
-  } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw new StoreUnavailableError(`database ${name} does not exist and could not be created: ${(err as Error).message}`, { cause: err });
-  } finally {
-    await admin.end().catch(() => {});
+  migrate(migrationsDir: string): Promise<void> {
+    return applyMigrationsLocked(() => this.connect(), migrationsDir, this.log);
   }
 }
 
@@ -509,15 +367,4 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
     throw err;
   }
   return engine;
-}
-
-/** The URL with any password hidden, for logs and messages. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }

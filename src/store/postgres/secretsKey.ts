@@ -11,8 +11,8 @@
  * it, as sql.js does at start. From then on an instance with only the old key is refused, and once
  * every secret is re-sealed one with only the new key is admitted.
  */
-import { SecretsKeyFromEnvironmentError, SecretsKeyMismatchError } from '../engine/errors.ts';
-import type { SecretKeyring } from '../engine/sealing.ts';
+import { SecretsKeyFromEnvironmentError, SecretsKeyMismatchError } from '../core/errors.ts';
+import type { SecretKeyring } from '../core/sealing.ts';
 import { countSealedValues, resealSecrets, sealedInventory } from '../sealedColumns.ts';
 import type { SqlExecutor, Tx } from '../store.ts';
 

@@ -13,7 +13,7 @@ import { createLogger } from '../../../src/log.ts';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyKeys, requestFingerprint, type CapturedResponse } from '../../../src/http/idempotency.ts';
 import { ApiProblem, problems } from '../../../src/http/problem.ts';
 import { createAccount } from '../../../src/services/accounts.ts';
-import { openSqlJsStore, type SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import { openSqlJsStore, type SqlJsStore } from '../../../src/store/sqljs/sqljsStore.ts';
 
 let root: string;
 let store: SqlJsStore;

@@ -1,0 +1,81 @@
+/**
+ * File operations in the data directory (the sql.js engine's files, and the sealing key file
+ * either engine may keep there): every file is created 0600, every failure names the file (a full
+ * disk says which write failed), and tests can inject faults (a full disk where no small file
+ * system can be mounted).
+ */
+import { createHash } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
+import { StorageWriteError } from './errors.ts';
+
+/** Mode of every file the engine creates in the data directory. */
+export const FILE_MODE = 0o600;
+/** Mode of the data directory when the engine creates it. */
+export const DIR_MODE = 0o700;
+
+/**
+ * A fault-injecting file layer for tests: called before each write or sync the engine makes in
+ * the data directory; it may throw an errno error (for example ENOSPC) to simulate a failing disk.
+ */
+export interface FaultInjector {
+  beforeWrite(path: string, bytes: number): void;
+  /** Awaited before a whole file is written (a snapshot, the manifest, a cut journal): lets a test hold that write. */
+  beforeFileWrite?(path: string): Promise<void>;
+  /** Called before the data directory is fsynced where the engine passes its faults (checkpoints, rebuilds). */
+  beforeDirSync?(dir: string): void;
+}
+
+/** Runs `fn`; a failure becomes a StorageWriteError naming `path`. */
+export async function naming<T>(operation: string, path: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof StorageWriteError) throw err;
+    throw new StorageWriteError(operation, path, err);
+  }
+}
+
+/** Writes `data` to `path` (created 0600, replaced if present) and fsyncs it. */
+export async function writeFileDurable(path: string, data: Uint8Array, faults?: FaultInjector): Promise<void> {
+  await naming('write', path, async () => {
+    await faults?.beforeFileWrite?.(path);
+    faults?.beforeWrite(path, data.length);
+    const fh = await open(path, 'w', FILE_MODE);
+    try {
+      await fh.chmod(FILE_MODE);
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+/** Atomically replaces `path` with `data`: a temporary file, fsync, rename, directory fsync. A failure leaves the old file. */
+export async function replaceFileDurable(path: string, data: Uint8Array, dir: string, faults?: FaultInjector): Promise<void> {
+  const temporary = `${path}.tmp`;
+  try {
+    await writeFileDurable(temporary, data, faults);
+    await naming('rename', temporary, () => rename(temporary, path));
+  } catch (err) {
+    await rm(temporary, { force: true }).catch(() => {});
+    throw err;
+  }
+  await syncDir(dir);
+}
+
+export async function syncDir(dir: string, faults?: FaultInjector): Promise<void> {
+  await naming('fsync the directory', dir, async () => {
+    faults?.beforeDirSync?.(dir);
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+export function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
