@@ -28,7 +28,7 @@ import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
 
 export { redactDatabaseUrl } from './database.ts';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface PgStoreOptions {
   /** postgres://user@host:port/database */
@@ -52,7 +52,7 @@ export interface PgStoreOptions {
   keyFile?: string | null;
 }
 
-export interface PgStoreStats {
+interface PgStoreStats {
   /** Write transactions committed by this process (the counterpart of the sql.js LSN: tests check "nothing was written"). */
   lsn: number;
   /** Connections open / idle / waited for. */

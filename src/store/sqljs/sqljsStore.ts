@@ -34,8 +34,7 @@ import type { SqlJsStore, SqlJsStoreOptions } from './types.ts';
 
 export { lockHolderPid } from './lock.ts';
 export type { FaultInjector } from '../core/files.ts';
-export type { SecretsKeyOptions } from '../core/sealing.ts';
-export type { LogLevel, SqlJsStore, SqlJsStoreExtra, SqlJsStoreOptions, StorageState, StoreStats } from './types.ts';
+export type { SqlJsStore, SqlJsStoreExtra, SqlJsStoreOptions } from './types.ts';
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/sqlite/', import.meta.url));
 
