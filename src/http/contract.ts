@@ -7,10 +7,10 @@
  * 404/405 route → 401 credentials → 403 role → 429 rate → 415/413/400 body → 400 schema → handler.
  */
 import type { Context, Middleware } from 'koa';
-import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
+import type { OpenAPIBackend, Context as ApiContext, Operation, Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../context.ts';
-import { createAjv, loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
+import { loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
@@ -19,19 +19,15 @@ import type { Store, Tx } from '../store/store.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
 import { RateLimiter } from './rateLimit.ts';
-import { installCompiledMatcher } from './routeMatcher.ts';
-import { requestValidation } from './requestValidation.ts';
+import { ContractBackend } from './framework/definitionCheck.ts';
+import { writeDirectly, writesDirectly } from './framework/koaDirectWrite.ts';
+import { rememberOperations } from './framework/operationList.ts';
+import { installCompiledMatcher } from './framework/routeMatcher.ts';
+import { requestValidation } from './framework/requestValidation.ts';
+import { sharedAjvPerOptions } from './framework/sharedAjv.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
-import { boundValidators } from './boundedValidation.ts';
 import { validationProblem } from './validationProblem.ts';
-
-/** Redocly lint is the definition check (it knows 3.1 and `webhooks`); openapi-backend's 3.0 check is not. */
-class ContractBackend extends OpenAPIBackend {
-  override validateDefinition(): Document {
-    return this.document;
-  }
-}
 
 export interface ContractOptions {
   ctx: AppContext;
@@ -51,17 +47,7 @@ function declaredMediaTypes(operation: Operation): string[] {
 
 export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
   const { ctx: app, handlers } = options;
-  // openapi-backend asks for a new Ajv for every validator it builds, and an Ajv compiles the
-  // JSON Schema 2020-12 meta-schema (to check each schema it is given) before its first schema:
-  // 20 to 50 ms on an operation's first request (most of a first export's time to first byte).
-  // One instance per set of options (parameters coerce, bodies do not) compiles it once.
-  const ajvs = new Map<string, ReturnType<typeof createAjv>>();
-  const sharedAjv = (ajvOpts: Parameters<typeof createAjv>[0]) => {
-    const key = JSON.stringify(ajvOpts);
-    let ajv = ajvs.get(key);
-    if (ajv === undefined) ajvs.set(key, (ajv = boundValidators(createAjv(ajvOpts))));
-    return ajv;
-  };
+  const sharedAjv = sharedAjvPerOptions();
   const api = new ContractBackend({
     definition: loadBundledSpec(),
     strict: true,
@@ -72,7 +58,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     quick: true,
     coerceTypes: true,
     ajvOpts: { ...REQUEST_VALIDATION_OPTIONS },
-    customizeAjv: (_ajv, ajvOpts) => sharedAjv(ajvOpts) as never,
+    customizeAjv: (ajv, ajvOpts) => sharedAjv(ajv, ajvOpts) as never,
   });
 
   const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute, app.countShared);
@@ -153,10 +139,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   };
 
   await api.init();
-  // The router rebuilds its operation list from the document on every match (twice per request);
-  // the document never changes after init, so build it once.
-  const operations = api.router.getOperations();
-  api.router.getOperations = () => operations;
+  rememberOperations(api.router);
   installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
   const validateRequest = requestValidation(api);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
@@ -284,31 +267,6 @@ function writeResult(koa: Context, result: OperationResult): void {
   } else if (result.body !== undefined) {
     koa.body = result.body;
   }
-}
-
-/**
- * True when a body of this status may be written here, as Koa's respond() would write it: not for
- * HEAD, a status without a body (204, 205, 304), or a response already ended or whose socket is gone
- * (Koa's own path handles those).
- */
-function writesDirectly(koa: Context, status: number): boolean {
-  const res = koa.res;
-  return koa.method !== 'HEAD' && status !== 204 && status !== 205 && status !== 304 && !res.writableEnded && !res.headersSent && res.socket?.writable !== false;
-}
-
-/**
- * Writes a JSON response whose body is ready: the bytes, headers and status Koa would send (the headers
- * set before, then the result's, Content-Type, Content-Length), without Koa's setters and respond()
- * (a tenth of a light request's CPU, issue 17's profile). The access log still sees the status.
- */
-function writeDirectly(koa: Context, status: number, headers: Record<string, string> | undefined, body: string): void {
-  const res = koa.res;
-  koa.respond = false;
-  res.statusCode = status;
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
 }
 
 function capture(result: OperationResult): CapturedResponse {

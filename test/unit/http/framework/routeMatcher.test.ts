@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { OpenAPIRouter, type Document } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { installCompiledMatcher } from '../../../src/http/routeMatcher.ts';
+import { installCompiledMatcher } from '../../../../src/http/framework/routeMatcher.ts';
 
-const definition = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')) as Document;
+const definition = JSON.parse(readFileSync(new URL('../../../../generated/openapi.json', import.meta.url), 'utf8')) as Document;
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
 
 /** What a router answers for a request: the operationId, or the error it raises. */
