@@ -27,6 +27,7 @@ import { requestValidation } from './framework/requestValidation.ts';
 import { sharedAjvPerOptions } from './framework/sharedAjv.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
+import { attachKoa, koaOf, requestEdgeProperties } from './requestEdge.ts';
 import { validationProblem } from './validationProblem.ts';
 
 export interface ContractOptions {
@@ -155,23 +156,24 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       // A child logger per request costs more than most handlers use it: made on first use of a level that is written.
       log: {
         get(this: RequestContext) {
-          return (this.koa.state.log ??= lazyChild(app.log, { requestId: this.requestId }));
+          return (koaOf(this).state.log ??= lazyChild(app.log, { requestId: this.requestId }));
         },
       },
       principal: {
         get(this: RequestContext): ApiKeyPrincipal {
-          const principal = this.koa.state.principal as ApiKeyPrincipal | undefined;
+          const principal = koaOf(this).state.principal as ApiKeyPrincipal | undefined;
           if (!principal) throw new Error(`${operationId} is not secured by an API key`);
           return principal;
         },
       },
+      ...requestEdgeProperties,
     }) as RequestContext;
     operationHandlers.set(operationId, async (c: ApiContext, koa: Context) => {
       // The app's context as this request sees it (prototype-linked: nothing is copied per request).
       const ctx = Object.create(requestProto) as { -readonly [K in keyof RequestContext]: RequestContext[K] };
       ctx.requestId = koa.state.requestId;
       ctx.security = c.security ?? {};
-      ctx.koa = koa;
+      attachKoa(ctx, koa);
       // The validator's coerced copies: dispatch() always validates before it calls the handler.
       const coerced = c.validation!.coerced;
       const input = {
