@@ -24,6 +24,7 @@ import { writeDirectly, writesDirectly } from './framework/koaDirectWrite.ts';
 import { rememberOperations } from './framework/operationList.ts';
 import { installCompiledMatcher } from './framework/routeMatcher.ts';
 import { requestValidation } from './framework/requestValidation.ts';
+import { securityRequirements } from './framework/securityRequirements.ts';
 import { sharedAjvPerOptions } from './framework/sharedAjv.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
@@ -66,7 +67,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   const idempotency = new IdempotencyKeys(app.store, app.clock);
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
-  const schemes = new Map(Object.entries(options.securityHandlers));
+  // The edge's scheme handlers take the bearer credential and the Koa context.
+  const runSecurity = securityRequirements<Context>(
+    new Map(Object.entries(options.securityHandlers).map(([name, handler]) => [name, (koa: Context) => handler(koa.get('Authorization') || undefined, koa)])),
+  );
 
   /** 404 or 405 as the router tells them apart (the router throws '404-…' or '405-…'). */
   const notRouted = (koa: Context, err: unknown): never => {
@@ -75,41 +79,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       throw problems.methodNotAllowed(koa.method, koa.path, allowed);
     }
     throw problems.notFound(`There is no operation at ${koa.method} ${koa.path}.`);
-  };
-
-  /**
-   * Every scheme the operation names, run together; a refusal is kept as `{ error }`. Authorized
-   * when every scheme of at least one of its requirement objects succeeded (OpenAPI 3.1 §4.8.30),
-   * as openapi-backend decides it.
-   */
-  const schemeNames = new WeakMap<Operation, { requirements: string[][]; names: string[] }>();
-  const runSecurity = async (operation: Operation, koa: Context): Promise<NonNullable<ApiContext['security']>> => {
-    let declared = schemeNames.get(operation);
-    if (!declared) {
-      const requirements = ((operation.security ?? []) as Array<Record<string, unknown>>).map((requirement) => Object.keys(requirement));
-      declared = { requirements, names: [...new Set(requirements.flat())] };
-      schemeNames.set(operation, declared);
-    }
-    const results: Record<string, unknown> = {};
-    const check = async (name: string) => {
-      results[name] = undefined;
-      const handler = schemes.get(name);
-      if (!handler) return;
-      try {
-        results[name] = await handler(koa.get('Authorization') || undefined, koa);
-      } catch (error) {
-        results[name] = { error: error || new Error('security handler rejected') };
-      }
-    };
-    // One scheme (nearly every operation) needs no Promise.all.
-    if (declared.names.length === 1) await check(declared.names[0]!);
-    else await Promise.all(declared.names.map(check));
-    const succeeded = (name: string) => {
-      const result = results[name];
-      return Boolean(result) && !(typeof result === 'object' && (result as { error?: unknown }).error);
-    };
-    results.authorized = declared.requirements.some((requirement) => requirement.every(succeeded));
-    return results as NonNullable<ApiContext['security']>;
   };
 
   /** The caller's credentials refused: the first refusal's 401, or an unexpected failure as it is. */
