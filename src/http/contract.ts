@@ -47,8 +47,12 @@ function declaredMediaTypes(operation: Operation): string[] {
   return Object.keys(body?.content ?? {});
 }
 
-export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
-  const { ctx: app, handlers } = options;
+/**
+ * openapi-backend as the contract runs it: on the bundled spec, initialised, with the framework
+ * patches that do not need the request pipeline installed (the tests of src/http/framework/ run
+ * upstream's code on this same instance).
+ */
+export async function contractBackend(): Promise<ContractBackend> {
   const sharedAjv = sharedAjvPerOptions();
   const api = new ContractBackend({
     definition: loadBundledSpec(),
@@ -63,6 +67,15 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     customizeAjv: (ajv, ajvOpts) => sharedAjv(ajv, ajvOpts) as never,
   });
 
+  await api.init();
+  rememberOperations(api.router);
+  installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
+  return api;
+}
+
+export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
+  const { ctx: app, handlers } = options;
+  const api = await contractBackend();
   const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute, app.countShared);
   const idempotency = new IdempotencyKeys(app.store, app.clock);
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
@@ -108,9 +121,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     (koa.state.apiRequest as Request).body = body;
   };
 
-  await api.init();
-  rememberOperations(api.router);
-  installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
   const validateRequest = requestValidation(api);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
   const missing = [...declared].filter((id) => id && !(id in handlers));

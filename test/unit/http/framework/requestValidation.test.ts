@@ -1,6 +1,6 @@
 /**
  * The edge's request validation against openapi-backend's own `api.validator.validateRequest`, on
- * the same backend configured as the contract configures it: every operation of the spec, with its
+ * the backend the contract runs (contractBackend): every operation of the spec, with its
  * documented examples (path, query and header parameters, each named request body example) and
  * mutations of them (properties dropped, nulled, of the wrong type or unknown; bodies that are not
  * objects; parameters out of their schema, malformed percent escapes, repeated query values;
@@ -10,12 +10,9 @@
  */
 import type { Operation, Request } from 'openapi-backend';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../../../../src/contract/spec.ts';
-import { ContractBackend } from '../../../../src/http/framework/definitionCheck.ts';
-import { rememberOperations } from '../../../../src/http/framework/operationList.ts';
+import { contractBackend } from '../../../../src/http/contract.ts';
+import type { ContractBackend } from '../../../../src/http/framework/definitionCheck.ts';
 import { requestValidation } from '../../../../src/http/framework/requestValidation.ts';
-import { installCompiledMatcher } from '../../../../src/http/framework/routeMatcher.ts';
-import { sharedAjvPerOptions } from '../../../../src/http/framework/sharedAjv.ts';
 
 type Json = Record<string, any>;
 
@@ -25,23 +22,6 @@ interface Parameter {
   example?: unknown;
   examples?: Record<string, { value?: unknown }>;
   schema?: Json;
-}
-
-/** The backend as src/http/contract.ts builds it. */
-async function contractBackend(): Promise<ContractBackend> {
-  const sharedAjv = sharedAjvPerOptions();
-  const api = new ContractBackend({
-    definition: loadBundledSpec(),
-    strict: true,
-    quick: true,
-    coerceTypes: true,
-    ajvOpts: { ...REQUEST_VALIDATION_OPTIONS },
-    customizeAjv: (ajv, ajvOpts) => sharedAjv(ajv, ajvOpts) as never,
-  });
-  await api.init();
-  rememberOperations(api.router);
-  installCompiledMatcher(api.router as never);
-  return api;
 }
 
 function exampleOf(param: Parameter): string {
