@@ -14,6 +14,9 @@ const DOMAIN_BUILTINS = ['assert', 'buffer', 'crypto', 'string_decoder', 'url', 
 /** Transport libraries the use cases must not know about (their @types packages included). */
 const TRANSPORT_PACKAGES = ['koa', 'koa-body', 'openapi-backend', '@koa/[^/]+', 'koa__[^/]+'];
 
+/** The HTTP framework: what only src/http/ and the app wiring may know (@types included). */
+const KOA_PACKAGES = ['koa', 'koa-body', '@koa/[^/]+', 'koa__[^/]+'];
+
 const escape = (name) => name.replace(/[.]/g, '\\.');
 /** Matches a resolved path inside one of the packages or its @types package. */
 const packages = (names) => `(^|/)node_modules/(@types/)?(${names.map(escape).join('|')})/`;
@@ -60,6 +63,27 @@ module.exports = {
       to: {
         path: ['^src/(http|operations|dashboard)/', packages(TRANSPORT_PACKAGES)],
       },
+    },
+    {
+      name: 'handlers-know-no-koa',
+      severity: 'error',
+      comment:
+        'Operation handlers (src/operations/) and the handler contract (src/contract/) must not know ' +
+        'the HTTP framework: no koa, @koa/* or koa-body. What a handler needs of the transport (a ' +
+        'signal for the client going away, the multipart upload) is on RequestContext, provided by ' +
+        'src/http/.',
+      from: { path: '^src/(operations|contract)/' },
+      to: { path: packages(KOA_PACKAGES) },
+    },
+    {
+      name: 'contract-above-store',
+      severity: 'error',
+      comment:
+        'src/contract/ (the handler contract, principals, uploads) is declared from the spec, above ' +
+        'the layers that fill it: it must not import src/store/ or src/banks/. Declare the shape ' +
+        'here and let their records satisfy it structurally.',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/(store|banks)/' },
     },
     {
       name: 'only-app-wires-handlers',

@@ -3,10 +3,10 @@
  * change in the contract breaks the handler at compile time.
  */
 import type { Readable } from 'node:stream';
-import type { Context } from 'koa';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import type { ApiKeyPrincipal } from './principals.ts';
+import type { MultipartUpload } from './uploads.ts';
 
 export type OperationId = keyof operations;
 type Op<K extends OperationId> = operations[K];
@@ -52,7 +52,8 @@ export interface RawResult {
 
 /**
  * What a handler is given besides its input: the app's context (with this request's logger), so it
- * passes itself to use cases as their context, plus who is calling.
+ * passes itself to use cases as their context, plus who is calling and what only the transport
+ * knows. The edge provides it; a handler never sees the HTTP framework.
  */
 export interface RequestContext extends AppContext {
   requestId: string;
@@ -60,8 +61,10 @@ export interface RequestContext extends AppContext {
   principal: ApiKeyPrincipal;
   /** What each security handler returned, by scheme name (e.g. `bankToken`). */
   security: Record<string, unknown>;
-  /** The Koa context, for the few handlers that stream or watch for a client disconnect. */
-  koa: Context;
+  /** Aborted when the client goes away before the response has finished (a streamed export stops reading). */
+  readonly signal: AbortSignal;
+  /** The parsed multipart/form-data body, its files already on disk; undefined for any other body. */
+  readonly upload: MultipartUpload | undefined;
 }
 
 type OperationHandler<K extends OperationId> = (

@@ -1,10 +1,13 @@
 /**
  * Who is calling: what the edge's credential checks hand an operation. Owned by the contract (the
  * spec's security schemes), made by the authentication use cases, read by handlers.
+ *
+ * Declared here, not borrowed from the layers below: the bank partner register's record
+ * (store/bankPartners.ts) and a connector's grant (banks/connector.ts) satisfy these shapes
+ * structurally. The compiler holds them together both ways, since the authenticator hands a record
+ * in as `partner` and the verification use case hands `partner` back to the store and the connector.
  */
 import type { components } from '../../generated/api.d.ts';
-import type { BankGrant } from '../banks/connector.ts';
-import type { BankPartnerRecord } from '../store/bankPartners.ts';
 
 type ApiKeyRole = components['schemas']['ApiKeyRole'];
 
@@ -22,10 +25,35 @@ export interface ApiKeyPrincipal {
   role: ApiKeyRole;
 }
 
+/** What the partner said of a token it vouched for. */
+export interface BankGrant {
+  /** The partner's reference for the account (never the account number). */
+  accountRef: string;
+  /** When the token stops being valid, if the partner says; ISO 8601. */
+  expiresAt: string | null;
+  /** Set only by the test-mode sandbox bank: the test environment whose applications the token may verify. */
+  testEnvironmentId?: string;
+}
+
+/** The enabled bank partner a token names, as the operator registered it. */
+export interface BankPartner {
+  partnerId: string;
+  name: string;
+  connector: 'sandbox' | 'http';
+  baseUrl: string | null;
+  /** The partner's credential, sealed (never logged). */
+  credentialSealed: string | null;
+  /** True: serves only the accounts the operator listed; false: every account. */
+  restricted: boolean;
+  disabledAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** A bank partner's token that passed the `bankToken` scheme (and the partner's own check). */
 export interface BankTokenPrincipal {
   kind: 'bankToken';
-  partner: BankPartnerRecord;
+  partner: BankPartner;
   /** The partner's own token (never logged). */
   partnerToken: string;
   grant: BankGrant;

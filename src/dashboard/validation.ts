@@ -8,7 +8,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OperationId } from '../contract/handlers.ts';
 import { createAjv, loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import { throwIfIssues, type FieldIssue } from '../errors.ts';
-import { boundValidators } from '../http/boundedValidation.ts';
+import { boundValidators } from '../http/framework/boundedValidation.ts';
 import { validationIssues } from '../http/validationProblem.ts';
 
 interface SpecOperation {

@@ -7,10 +7,10 @@
  * 404/405 route → 401 credentials → 403 role → 429 rate → 415/413/400 body → 400 schema → handler.
  */
 import type { Context, Middleware } from 'koa';
-import { OpenAPIBackend, type Context as ApiContext, type Document, type Operation, type Request } from 'openapi-backend';
+import type { OpenAPIBackend, Context as ApiContext, Operation, Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../context.ts';
-import { createAjv, loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
+import { loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
@@ -19,19 +19,17 @@ import type { Store, Tx } from '../store/store.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
 import { RateLimiter } from './rateLimit.ts';
-import { installCompiledMatcher } from './routeMatcher.ts';
-import { requestValidation } from './requestValidation.ts';
+import { ContractBackend } from './framework/definitionCheck.ts';
+import { writeDirectly, writesDirectly } from './framework/koaDirectWrite.ts';
+import { rememberOperations } from './framework/operationList.ts';
+import { installCompiledMatcher } from './framework/routeMatcher.ts';
+import { requestValidation } from './framework/requestValidation.ts';
+import { securityRequirements } from './framework/securityRequirements.ts';
+import { sharedAjvPerOptions } from './framework/sharedAjv.ts';
 import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBody.ts';
 import type { SecurityHandler } from './security.ts';
-import { boundValidators } from './boundedValidation.ts';
+import { attachKoa, koaOf, requestEdgeProperties } from './requestEdge.ts';
 import { validationProblem } from './validationProblem.ts';
-
-/** Redocly lint is the definition check (it knows 3.1 and `webhooks`); openapi-backend's 3.0 check is not. */
-class ContractBackend extends OpenAPIBackend {
-  override validateDefinition(): Document {
-    return this.document;
-  }
-}
 
 export interface ContractOptions {
   ctx: AppContext;
@@ -49,19 +47,13 @@ function declaredMediaTypes(operation: Operation): string[] {
   return Object.keys(body?.content ?? {});
 }
 
-export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
-  const { ctx: app, handlers } = options;
-  // openapi-backend asks for a new Ajv for every validator it builds, and an Ajv compiles the
-  // JSON Schema 2020-12 meta-schema (to check each schema it is given) before its first schema:
-  // 20 to 50 ms on an operation's first request (most of a first export's time to first byte).
-  // One instance per set of options (parameters coerce, bodies do not) compiles it once.
-  const ajvs = new Map<string, ReturnType<typeof createAjv>>();
-  const sharedAjv = (ajvOpts: Parameters<typeof createAjv>[0]) => {
-    const key = JSON.stringify(ajvOpts);
-    let ajv = ajvs.get(key);
-    if (ajv === undefined) ajvs.set(key, (ajv = boundValidators(createAjv(ajvOpts))));
-    return ajv;
-  };
+/**
+ * openapi-backend as the contract runs it: on the bundled spec, initialised, with the framework
+ * patches that do not need the request pipeline installed (the tests of src/http/framework/ run
+ * upstream's code on this same instance).
+ */
+export async function contractBackend(): Promise<ContractBackend> {
+  const sharedAjv = sharedAjvPerOptions();
   const api = new ContractBackend({
     definition: loadBundledSpec(),
     strict: true,
@@ -72,14 +64,26 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     quick: true,
     coerceTypes: true,
     ajvOpts: { ...REQUEST_VALIDATION_OPTIONS },
-    customizeAjv: (_ajv, ajvOpts) => sharedAjv(ajvOpts) as never,
+    customizeAjv: (ajv, ajvOpts) => sharedAjv(ajv, ajvOpts) as never,
   });
 
+  await api.init();
+  rememberOperations(api.router);
+  installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
+  return api;
+}
+
+export async function createContract(options: ContractOptions): Promise<{ middleware: Middleware; api: OpenAPIBackend }> {
+  const { ctx: app, handlers } = options;
+  const api = await contractBackend();
   const rateLimiter = new RateLimiter(app.config.rateLimitPerMinute, app.countShared);
   const idempotency = new IdempotencyKeys(app.store, app.clock);
   const parsers: BodyParsers = { 'application/json': jsonBodyParser(app.config.jsonBodyLimitBytes), ...options.bodyParsers };
 
-  const schemes = new Map(Object.entries(options.securityHandlers));
+  // The edge's scheme handlers take the bearer credential and the Koa context.
+  const runSecurity = securityRequirements<Context>(
+    new Map(Object.entries(options.securityHandlers).map(([name, handler]) => [name, (koa: Context) => handler(koa.get('Authorization') || undefined, koa)])),
+  );
 
   /** 404 or 405 as the router tells them apart (the router throws '404-…' or '405-…'). */
   const notRouted = (koa: Context, err: unknown): never => {
@@ -88,41 +92,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       throw problems.methodNotAllowed(koa.method, koa.path, allowed);
     }
     throw problems.notFound(`There is no operation at ${koa.method} ${koa.path}.`);
-  };
-
-  /**
-   * Every scheme the operation names, run together; a refusal is kept as `{ error }`. Authorized
-   * when every scheme of at least one of its requirement objects succeeded (OpenAPI 3.1 §4.8.30),
-   * as openapi-backend decides it.
-   */
-  const schemeNames = new WeakMap<Operation, { requirements: string[][]; names: string[] }>();
-  const runSecurity = async (operation: Operation, koa: Context): Promise<NonNullable<ApiContext['security']>> => {
-    let declared = schemeNames.get(operation);
-    if (!declared) {
-      const requirements = ((operation.security ?? []) as Array<Record<string, unknown>>).map((requirement) => Object.keys(requirement));
-      declared = { requirements, names: [...new Set(requirements.flat())] };
-      schemeNames.set(operation, declared);
-    }
-    const results: Record<string, unknown> = {};
-    const check = async (name: string) => {
-      results[name] = undefined;
-      const handler = schemes.get(name);
-      if (!handler) return;
-      try {
-        results[name] = await handler(koa.get('Authorization') || undefined, koa);
-      } catch (error) {
-        results[name] = { error: error || new Error('security handler rejected') };
-      }
-    };
-    // One scheme (nearly every operation) needs no Promise.all.
-    if (declared.names.length === 1) await check(declared.names[0]!);
-    else await Promise.all(declared.names.map(check));
-    const succeeded = (name: string) => {
-      const result = results[name];
-      return Boolean(result) && !(typeof result === 'object' && (result as { error?: unknown }).error);
-    };
-    results.authorized = declared.requirements.some((requirement) => requirement.every(succeeded));
-    return results as NonNullable<ApiContext['security']>;
   };
 
   /** The caller's credentials refused: the first refusal's 401, or an unexpected failure as it is. */
@@ -152,12 +121,6 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     (koa.state.apiRequest as Request).body = body;
   };
 
-  await api.init();
-  // The router rebuilds its operation list from the document on every match (twice per request);
-  // the document never changes after init, so build it once.
-  const operations = api.router.getOperations();
-  api.router.getOperations = () => operations;
-  installCompiledMatcher(api.router as unknown as Parameters<typeof installCompiledMatcher>[0]);
   const validateRequest = requestValidation(api);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
   const missing = [...declared].filter((id) => id && !(id in handlers));
@@ -172,23 +135,24 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       // A child logger per request costs more than most handlers use it: made on first use of a level that is written.
       log: {
         get(this: RequestContext) {
-          return (this.koa.state.log ??= lazyChild(app.log, { requestId: this.requestId }));
+          return (koaOf(this).state.log ??= lazyChild(app.log, { requestId: this.requestId }));
         },
       },
       principal: {
         get(this: RequestContext): ApiKeyPrincipal {
-          const principal = this.koa.state.principal as ApiKeyPrincipal | undefined;
+          const principal = koaOf(this).state.principal as ApiKeyPrincipal | undefined;
           if (!principal) throw new Error(`${operationId} is not secured by an API key`);
           return principal;
         },
       },
+      ...requestEdgeProperties,
     }) as RequestContext;
     operationHandlers.set(operationId, async (c: ApiContext, koa: Context) => {
       // The app's context as this request sees it (prototype-linked: nothing is copied per request).
       const ctx = Object.create(requestProto) as { -readonly [K in keyof RequestContext]: RequestContext[K] };
       ctx.requestId = koa.state.requestId;
       ctx.security = c.security ?? {};
-      ctx.koa = koa;
+      attachKoa(ctx, koa);
       // The validator's coerced copies: dispatch() always validates before it calls the handler.
       const coerced = c.validation!.coerced;
       const input = {
@@ -284,31 +248,6 @@ function writeResult(koa: Context, result: OperationResult): void {
   } else if (result.body !== undefined) {
     koa.body = result.body;
   }
-}
-
-/**
- * True when a body of this status may be written here, as Koa's respond() would write it: not for
- * HEAD, a status without a body (204, 205, 304), or a response already ended or whose socket is gone
- * (Koa's own path handles those).
- */
-function writesDirectly(koa: Context, status: number): boolean {
-  const res = koa.res;
-  return koa.method !== 'HEAD' && status !== 204 && status !== 205 && status !== 304 && !res.writableEnded && !res.headersSent && res.socket?.writable !== false;
-}
-
-/**
- * Writes a JSON response whose body is ready: the bytes, headers and status Koa would send (the headers
- * set before, then the result's, Content-Type, Content-Length), without Koa's setters and respond()
- * (a tenth of a light request's CPU, issue 17's profile). The access log still sees the status.
- */
-function writeDirectly(koa: Context, status: number, headers: Record<string, string> | undefined, body: string): void {
-  const res = koa.res;
-  koa.respond = false;
-  res.statusCode = status;
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
 }
 
 function capture(result: OperationResult): CapturedResponse {

@@ -4,7 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { textRuleMessage } from '../domain/text/textRule.ts';
-import { MAX_VALIDATION_ERRORS, TRUNCATED_KEYWORD } from './boundedValidation.ts';
+import { MAX_VALIDATION_ERRORS, TRUNCATED_KEYWORD } from './framework/boundedValidation.ts';
 import { problems, type ApiProblem, type ValidationIssue } from './problem.ts';
 
 const LOCATIONS: Record<string, string> = {

@@ -1,13 +1,12 @@
 /** /v1/applications/{mortgageId}/documents: upload (multipart), list, download the bytes. */
 import { EXTENSIONS } from '../domain/documents/types.ts';
-import { multipartUpload } from '../http/bodyParsers.ts';
 import { decodeCursor, listBody } from '../http/pagination.ts';
 import { listDocuments, openDocument, readUploadForm, toDocument, uploadDocument } from '../services/documents.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const documentOperations = {
   uploadDocument: async ({ path }, ctx) => {
-    const form = readUploadForm(multipartUpload(ctx.koa));
+    const form = readUploadForm(ctx.upload);
     const record = await uploadDocument(ctx, ctx.principal.accountId, path.mortgageId, form);
     ctx.log.info({ mortgageId: record.mortgageId, documentId: record.documentId, sizeBytes: record.sizeBytes }, 'document uploaded');
     return { status: 201, body: toDocument(record, ctx.config.publicBaseUrl) };

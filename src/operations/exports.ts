@@ -17,15 +17,9 @@ import {
 export const exportOperations = {
   exportMortgages: async ({ query }, ctx) => {
     const prepared = await prepareExport(ctx, ctx.principal.accountId, query);
-    // Stop reading as soon as the client goes away (the response closes before it finished).
-    const disconnected = new AbortController();
-    const res = ctx.koa.res;
-    res.once('close', () => {
-      if (!res.writableFinished) disconnected.abort();
-    });
     return {
       status: 200,
-      raw: prepared.open(disconnected.signal),
+      raw: prepared.open(ctx.signal),
       contentType: prepared.contentType,
       headers: { 'Content-Disposition': prepared.contentDisposition },
     };

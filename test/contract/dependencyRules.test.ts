@@ -82,6 +82,16 @@ const FIXTURE: Record<string, string> = {
   'src/http/edge.ts': "import { useCase } from '../services/useCase.ts';\nexport const edge = useCase;\n",
 
   'src/operations/quotes.ts': 'export const quotes = 1;\n',
+  // Handlers and the handler contract: no Koa; the contract declares what the store and banks fill.
+  'src/operations/koaProbe.ts': "import type { Context } from 'koa';\nexport type C = Context;\n",
+  'src/contract/principals.ts': [
+    "import type { Context } from 'koa';",
+    "import type { Store } from '../store/store.ts';",
+    "import { bank } from '../banks/connector.ts';",
+    'export type P = [Context, Store];',
+    'export const probe = bank;',
+  ].join('\n'),
+  'src/banks/connector.ts': 'export const bank = 1;\n',
 
   // The dashboard: a page calling a use case is fine; one reaching the store or an API handler is not.
   'src/dashboard/pages.ts': [
@@ -149,9 +159,13 @@ describe('dependency rules (.dependency-cruiser.cjs) on a fixture tree', () => {
   it('the layering rules report exactly the forbidden imports', () => {
     const others = found.filter((v) => !v.startsWith('domain-is-pure:') && !v.startsWith('no-cycles:'));
     expect(others.map((v) => v.replace(/-> .*node_modules\/(@types\/)?koa\/.*$/, '-> koa')).sort()).toEqual([
+      'contract-above-store: src/contract/principals.ts -> src/banks/connector.ts',
+      'contract-above-store: src/contract/principals.ts -> src/store/store.ts',
       'dashboard-calls-services-only: src/dashboard/pages.ts -> src/operations/quotes.ts',
       'dashboard-calls-services-only: src/dashboard/pages.ts -> src/store/store.ts',
       'edge-calls-no-use-case: src/http/edge.ts -> src/services/useCase.ts',
+      'handlers-know-no-koa: src/contract/principals.ts -> koa',
+      'handlers-know-no-koa: src/operations/koaProbe.ts -> koa',
       'only-app-wires-handlers: src/dashboard/pages.ts -> src/operations/quotes.ts',
       'only-app-wires-handlers: src/main.ts -> src/operations/quotes.ts',
       'only-app-wires-handlers: src/services/probeDashboard.ts -> src/dashboard/index.ts',

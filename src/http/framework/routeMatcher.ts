@@ -1,8 +1,19 @@
 /**
- * openapi-backend's router builds a regular expression from every path template of the document
- * on every request (a tenth of a simple request's CPU with forty operations). The document never
- * changes after start, so this matcher compiles them once, with the same rules: an exact path
- * first, then templates from the most specific, then the method; 404 and 405 as the router reports them.
+ * Patch of openapi-backend: the route matcher compiled once.
+ *
+ * Replaces: `OpenAPIRouter.prototype.matchOperation` (openapi-backend/router.js) on the contract's
+ * router instance, which builds a regular expression from every path template of the document (and
+ * the operation list, twice) on every request.
+ *
+ * Why: that was a tenth of a simple request's CPU with forty operations (the commit "Edge: compile
+ * the spec's path templates once instead of on every request"). The document never changes after
+ * start, so the templates are compiled once, with the same rules: an exact path first, then
+ * templates from the most specific, then the method; 404 and 405 as the router reports them (its
+ * '404-notFound…' and '405-methodNotAllowed…' messages, which the contract tells apart).
+ *
+ * Checked against: openapi-backend 5.21.2 (pinned exactly in package.json).
+ * test/unit/http/framework/routeMatcher.test.ts routes every method on every path of the spec,
+ * near misses and unknown methods through both and fails on any difference.
  */
 import type { Operation } from 'openapi-backend';
 

@@ -1,9 +1,16 @@
 /**
- * openapi-backend's request validation (validator.validateRequest) with what it works out from the
- * operation alone worked out once: it compiles the path template to a regular expression, lowercases
- * and copies every header with lodash, deep-clones and re-serialises the query and parses cookies on
- * every request, a tenth of GET /v1/account's CPU (issue 17's profile). The same validators (its
- * compiled Ajv functions) see the same parameters object, built by the same rules:
+ * Patch of openapi-backend: request validation with the per-operation work done once.
+ *
+ * Replaces: `OpenAPIValidator.prototype.validateRequest` (openapi-backend/validation.js), called
+ * through the validator's untyped `getRequestValidatorsForOperation` and the router's
+ * `normalizeRequest`, `normalizePath` and `parseRequestQuery`.
+ *
+ * Why: upstream compiles the path template to a regular expression, lowercases and copies every
+ * header with lodash, deep-clones and re-serialises the query and parses cookies on every request,
+ * a tenth of GET /v1/account's CPU (issue 17's profile; the commit "Edge: request validation builds
+ * openapi-backend's parameters object once per operation's rules", checked then by running both
+ * side by side over 1,580 requests of the API tests). The same validators (its compiled Ajv
+ * functions) see the same parameters object, built by the same rules:
  *
  * - path: the template's `{name}` segments matched by `[^/]*` and percent-decoded (bath-es5's rules;
  *   a malformed escape throws URIError as there), against the path normalised by the router;
@@ -16,6 +23,10 @@
  * Operations declaring what this does not reproduce (cookie parameters, `content` or `explode: false`
  * query parameters) and bodies that are not parsed objects go through openapi-backend's own
  * validateRequest unchanged.
+ *
+ * Checked against: openapi-backend 5.21.2 (pinned exactly in package.json).
+ * test/unit/http/framework/requestValidation.test.ts runs both over every operation's examples and
+ * mutations of them and fails on any difference in verdict, errors or coerced parameters.
  */
 import type { Operation, OpenAPIBackend, Request, ValidationResult } from 'openapi-backend';
 

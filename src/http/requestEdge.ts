@@ -1,0 +1,51 @@
+/**
+ * What the edge gives a handler of what only the transport knows, on the request's context: a
+ * signal for the client going away and the multipart upload. The Koa context stays behind a
+ * symbol, so a handler (typed by RequestContext) sees what it needs and not the framework.
+ */
+import type { Context } from 'koa';
+import { multipartUpload } from './bodyParsers.ts';
+
+const KOA = Symbol('koa');
+
+/** A request context as the edge builds it: the Koa context behind the symbol. */
+export type WithKoa<T> = T & { [KOA]: Context };
+
+/** Links a request's context to its Koa context. */
+export function attachKoa<T extends object>(ctx: T, koa: Context): WithKoa<T> {
+  (ctx as WithKoa<T>)[KOA] = koa;
+  return ctx as WithKoa<T>;
+}
+
+/** The Koa context of a request context the edge built (or one made from it with Object.create). */
+export function koaOf(ctx: object): Context {
+  return (ctx as WithKoa<object>)[KOA];
+}
+
+/** Aborts when the response closes before it finished: the client went away. */
+function clientGone(koa: Context): AbortSignal {
+  const disconnected = new AbortController();
+  const res = koa.res;
+  res.once('close', () => {
+    if (!res.writableFinished) disconnected.abort();
+  });
+  return disconnected.signal;
+}
+
+/**
+ * Getters for the per-operation prototype of request contexts. Each is worked out on first use only:
+ * most handlers use neither, and a listener per request costs (issue 17's profile).
+ */
+export const requestEdgeProperties: PropertyDescriptorMap = {
+  signal: {
+    get(this: object): AbortSignal {
+      const koa = koaOf(this);
+      return (koa.state.clientGone ??= clientGone(koa)) as AbortSignal;
+    },
+  },
+  upload: {
+    get(this: object) {
+      return multipartUpload(koaOf(this));
+    },
+  },
+};
