@@ -26,7 +26,7 @@ export interface ApiKeyPrincipal {
 }
 
 /** What the partner said of a token it vouched for. */
-export interface BankGrant {
+interface BankGrant {
   /** The partner's reference for the account (never the account number). */
   accountRef: string;
   /** When the token stops being valid, if the partner says; ISO 8601. */
@@ -36,7 +36,7 @@ export interface BankGrant {
 }
 
 /** The enabled bank partner a token names, as the operator registered it. */
-export interface BankPartner {
+interface BankPartner {
   partnerId: string;
   name: string;
   connector: 'sandbox' | 'http';
