@@ -6,22 +6,31 @@ import path from 'node:path';
 import { allowedHostProblem, parseAllowedHosts } from './domain/webhooks/addressPolicy.ts';
 
 export interface Config {
-  /** TCP port to listen on; 0 picks a free one (tests). */
+  /** PORT: TCP port to listen on; 0 picks a free one (tests). */
   port: number;
+  /** HOST: the address to listen on. */
   host: string;
-  /** Where the database snapshot, its journal and uploaded documents live. */
+  /**
+   * DATA_DIR: where the database snapshot and journal, uploaded documents, the bank secret and the
+   * admin socket live (with DATABASE_URL: only uploads being received and, without BANK_SECRET, the bank secret).
+   */
   dataDir: string;
+  /** LOG_LEVEL: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs are JSON lines (pino). */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Requests a minute per API key, and per bank partner for tokens proven valid; 0 turns rate limiting off. */
+  /** RATE_LIMIT_PER_MINUTE: requests a minute per API key, and per bank partner for tokens proven valid; 0 turns rate limiting off. */
   rateLimitPerMinute: number;
-  /** Largest JSON request body accepted, in bytes. */
+  /** JSON_BODY_LIMIT_BYTES: largest JSON request body accepted, in bytes; larger gets 413. */
   jsonBodyLimitBytes: number;
   /**
    * API_KEYS_PER_ACCOUNT: active (unrevoked) API keys one account may hold (default 100). Rate
    * limits are per key, so without a cap an admin could multiply its allowance by minting keys.
    */
   apiKeysPerAccount: number;
-  /** The URL partners reach this service at, used in links the service hands out (document URLs). */
+  /**
+   * PUBLIC_BASE_URL: the URL partners reach this service at (default `http://HOST:PORT`), used in links
+   * the service hands out (document URLs, the dashboard's `curl` commands and invitation links) and as
+   * the first server of /openapi.json; when it is https the dashboard's cookies are `Secure` and `__Host-`.
+   */
   publicBaseUrl: string;
   /** Bank verification (issue 7). */
   bank: BankConfig;
@@ -43,17 +52,17 @@ export interface Config {
    * export a little faster and hold it longer.
    */
   exportBatchSize: number;
-  /** Sealing of secrets at rest (webhook signing secrets, bank partner credentials); see README "Secrets at rest". */
+  /** Sealing of secrets at rest (webhook signing secrets, bank partner credentials); see docs/operators/storage-and-recovery.md#secrets-at-rest. */
   secrets: SecretsConfig;
   /** STORAGE_PROBE_INTERVAL_MS: how often a store degraded by a failed disk write tries again (default 1000); its 503s say Retry-After accordingly. */
   storageProbeIntervalMs: number;
   /** Which database engine: PostgreSQL when DATABASE_URL is set, else sql.js in DATA_DIR. */
   database: DatabaseConfig;
-  /** The dashboard at /dashboard (issue 15); see README "Dashboard". */
+  /** The dashboard at /dashboard (issue 15); see docs/partners/dashboard.md. */
   dashboard: DashboardConfig;
 }
 
-/** Settings of the dashboard's sign-in; see README "Dashboard". */
+/** Settings of the dashboard's sign-in; see docs/operators/security.md. */
 interface DashboardConfig {
   /** DASHBOARD_SESSION_IDLE_MINUTES: a session with no request for this long ends (default 30). */
   sessionIdleMinutes: number;
@@ -93,7 +102,7 @@ interface SecretsConfig {
   keyFile: string;
 }
 
-/** Settings of the database; see README "Running on PostgreSQL". */
+/** Settings of the database; see docs/operators/postgresql.md. */
 interface DatabaseConfig {
   /**
    * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
@@ -104,7 +113,7 @@ interface DatabaseConfig {
   poolMax: number;
 }
 
-/** Settings of webhook delivery; see README "Webhooks". */
+/** Settings of webhook delivery; see docs/partners/webhooks.md. */
 export interface WebhookConfig {
   /**
    * WEBHOOK_ALLOWED_HOSTS: comma-separated host names or IP addresses that endpoints may use even
@@ -127,7 +136,7 @@ export interface WebhookConfig {
   endpointsPerAccount: number;
 }
 
-/** Settings of bank verification; see README "Bank verification". */
+/** Settings of bank verification; see docs/partners/bank-verification.md. */
 export interface BankConfig {
   /**
    * BANK_SECRET: the server secret behind the keyed hash of account numbers, sandbox token

@@ -51,7 +51,7 @@ async function setUp(engine: 'sqljs' | 'postgres', instances: number): Promise<S
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '0',
     BANK_SECRET,
-    // Every instance on one database needs the same sealing key, as README "Running several instances" says.
+    // Every instance on one database needs the same sealing key, as docs/operators/postgresql.md ("Running several instances") says.
     SECRETS_KEY,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...(database ? { DATABASE_URL: database.url, DATABASE_POOL_MAX: '10' } : {}),

@@ -1,7 +1,7 @@
 /**
  * The `http` connector: a partner bank's own API, called over HTTPS with undici.
  *
- * The partner API (see README "Bank verification" for partners):
+ * The partner API (see docs/partners/bank-verification.md, "Partner API", for partners):
  * - `POST {baseUrl}token/introspect` with `{ "token": "<partner token>" }` →
  *   `200 { "active": true, "accountRef": "…", "expiresAt": "…" | null }` or `200 { "active": false }`;
  * - `GET {baseUrl}accounts/{accountRef}` →

@@ -31,7 +31,7 @@ export interface OpenStoreOptions {
 
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
   if (options.database.url !== null) {
-    // Without SECRETS_KEY the key file lives in DATA_DIR (one instance; several need SECRETS_KEY, see README).
+    // Without SECRETS_KEY the key file lives in DATA_DIR (one instance; several need SECRETS_KEY, see docs/operators/postgresql.md).
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const { keyring, keyFile } = await loadKeyring(options.dataDir, options.secrets ?? {});
     return openPgStore({

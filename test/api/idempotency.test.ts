@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key promises of the README, held over the real request path:
+ * Idempotency-Key promises of docs/partners/conventions.md, held over the real request path:
  * - the request's own write transaction records that the key took effect, so a crash between that
  *   commit and the saving of the response never makes a retry run twice (409
  *   `idempotency_outcome_unknown`);

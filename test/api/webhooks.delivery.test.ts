@@ -13,7 +13,7 @@ import { dueDeliveries, leaseDeliveries } from '../../src/store/outbox.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock, specPayloadErrors, startReceiver, type Delivery, type Receiver } from './webhooksReceiver.ts';
 
-/** The documented schedule (README, API conventions), written out here rather than read from the code's own table. */
+/** The documented schedule (docs/partners/webhooks.md, "What a delivery looks like"), written out here rather than read from the code's own table. */
 const S = 1_000;
 const MIN = 60 * S;
 const H = 60 * MIN;

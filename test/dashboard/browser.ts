@@ -47,7 +47,7 @@ export function watchCsp(page: Page, into: string[]): void {
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
 
 /**
- * Writes docs/screenshots/<name>.png (the README shows them), the viewport or the whole page, when
+ * Writes docs/screenshots/<name>.png (docs/partners/dashboard.md shows them), the viewport or the whole page, when
  * UPDATE_SCREENSHOTS=1 (`npm run screenshots`). Otherwise nothing: the pages carry ids and times
  * that differ on every run, so writing them each time left every local `npm test` with changed
  * tracked files.

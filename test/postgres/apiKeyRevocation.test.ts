@@ -26,7 +26,7 @@ const clock = manualClock(Date.parse('2026-11-02T09:00:00Z'));
 
 beforeAll(async () => {
   database = await testDatabase();
-  // Every instance on one database needs the same sealing key (README, "Running several instances").
+  // Every instance on one database needs the same sealing key (docs/operators/postgresql.md, "Running several instances").
   const env = { SECRETS_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=' };
   a = await startTestApp({ databaseUrl: database.url, env, clock });
   b = await startTestApp({ databaseUrl: database.url, env, clock });

@@ -1,5 +1,5 @@
 /**
- * What README "Running several instances" tells a load balancer: `GET /healthz` is liveness (the
+ * What docs/operators/postgresql.md ("Running several instances") tells a load balancer: `GET /healthz` is liveness (the
  * process answers), `GET /readyz` readiness (503 while the database cannot be used), and SIGTERM
  * shuts an instance down cleanly (exit 0, the pool closed).
  */

@@ -39,7 +39,7 @@ async function instance(env: Record<string, string> = {}): Promise<ServiceProces
       DATABASE_URL: database.url,
       DATABASE_POOL_MAX: '6',
       BANK_SECRET,
-      // Every instance on one database needs the same sealing key, as README "Running several instances" says.
+      // Every instance on one database needs the same sealing key, as docs/operators/postgresql.md ("Running several instances") says.
       SECRETS_KEY,
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       WEBHOOK_TIMEOUT_MS: '1000', // the lease is the timeout + 5 s: a dead instance's deliveries are due again after 6 s

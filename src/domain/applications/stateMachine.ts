@@ -1,7 +1,7 @@
 /**
  * The application state machine, as a table: each row is one allowed move. Anything not in the
  * table is refused (409 with the current status). The same table is printed in the spec's
- * Applications tag description and in the README.
+ * Applications tag description and in docs/partners/applications.md.
  *
  * | from      | action   | to        | who                      |
  * |-----------|----------|-----------|--------------------------|

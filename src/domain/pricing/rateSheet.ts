@@ -19,8 +19,8 @@ const MIN_CREDIT_SCORE = 300;
 const MAX_CREDIT_SCORE = 850;
 
 /**
- * The sheet of an account that has not set its own (documented in the spec's /v1/pricing and the
- * README). Prices every whole term from 1 to 40 years.
+ * The sheet of an account that has not set its own (documented in the spec's /v1/pricing and in
+ * docs/partners/quotes-and-pricing.md). Prices every whole term from 1 to 40 years.
  */
 export const DEFAULT_RATE_SHEET: RateSheet = Object.freeze({
   baseRates: [

@@ -53,7 +53,7 @@ export interface SqlJsStoreExtra {
   /**
    * Seals every secret under a new key. With a key file: writes the new key beside it, re-seals,
    * then replaces the file. With SECRETS_KEY from the environment this is refused (change the
-   * environment instead: see README).
+   * environment instead: see docs/operators/storage-and-recovery.md#secrets-at-rest).
    */
   rotateSecretsKey(): Promise<{ keyId: string; previousKeyId: string; resealed: number; keyFile: string }>;
   /** Where the sealing key comes from, its id, and how many sealed values there are. */
