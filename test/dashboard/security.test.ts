@@ -123,6 +123,35 @@ describe('CSRF', () => {
     expect(created.body).toContain('mos_live_');
   });
 
+  it('a POST whose Origin is this host under the other scheme (https:// against this http:// service) gets 403 and changes nothing', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    const here = new URL(app.baseUrl);
+    expect(here.protocol).toBe('http:');
+    const otherScheme = `https://${here.host}`;
+    const refused = await alice.post('/dashboard/api-keys', { '/name': 'Other scheme', '/role': 'admin' }, { csrfFrom: page.body, origin: otherScheme });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('its Origin does not match');
+    expect(await keyCount(alice)).toBe(before);
+  });
+
+  it('with no Origin header the Referer decides: a page of this origin is taken; another origin, or this host under the other scheme, gets 403', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    const here = new URL(app.baseUrl);
+    for (const referer of ['http://evil.test/dashboard/api-keys', `https://${here.host}/dashboard/api-keys`, `http://${here.hostname}:${Number(here.port) + 1}/dashboard/api-keys`]) {
+      const refused = await alice.post('/dashboard/api-keys', { '/name': 'Referer elsewhere', '/role': 'admin' }, { csrfFrom: page.body, origin: null, referer });
+      expect(refused.status, referer).toBe(403);
+      expect(refused.body).toContain('its Origin does not match');
+    }
+    expect(await keyCount(alice)).toBe(before);
+    // The same form with the Referer of this service's page is taken: the refusals above were the Referer's.
+    const taken = await alice.post('/dashboard/api-keys', { '/name': 'Referer here', '/role': 'member' }, { csrfFrom: page.body, origin: null, referer: `${app.baseUrl}/dashboard/api-keys` });
+    expect(taken.status).toBe(200);
+    expect(taken.body).toContain('mos_live_');
+    expect(await keyCount(alice)).toBe(before + 1);
+  });
+
   it('the forms before sign-in (sign-in, sign-up) need their pre-session token too (no login CSRF)', async () => {
     const visitor = new DashboardClient(app.baseUrl);
     await visitor.get('/dashboard/sign-in');
