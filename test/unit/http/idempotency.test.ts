@@ -14,6 +14,7 @@ import { IDEMPOTENCY_WINDOW_MS, IdempotencyKeys, requestFingerprint, type Captur
 import { ApiProblem, problems } from '../../../src/http/problem.ts';
 import { createAccount } from '../../../src/services/accounts.ts';
 import { openSqlJsStore, type SqlJsStore } from '../../../src/store/engine/sqljsStore.ts';
+import type { Store } from '../../../src/store/store.ts';
 
 let root: string;
 let store: SqlJsStore;
@@ -147,6 +148,35 @@ describe('IdempotencyKeys', () => {
       now = new Date(saved.getTime() + IDEMPOTENCY_WINDOW_MS + 1);
       const later = await keys.run(accountA, 'day-old', requestFingerprint('POST', '/v1/quotes', { a: 2 }), async () => created({ n: 2 }), captureProblem);
       expect(later).toMatchObject({ replayed: false, body: JSON.stringify({ n: 2 }) });
+    } finally {
+      now = saved;
+    }
+  });
+
+  /** The store as instances sharing a database see it: the key is claimed in a transaction instead of looked up. */
+  const sharedView = (): Store => ({ sharedByInstances: true, read: (fn) => store.read(fn), transaction: (fn) => store.transaction(fn) }) as Store;
+
+  it.each([
+    ['one instance: the stored response is looked up', false],
+    ['instances sharing the database: the key is claimed', true],
+  ])('a key reused after its 24 hours runs as new once; its new response is stored and replayed from then on (%s)', async (_how, shared) => {
+    const keys = new IdempotencyKeys(shared ? sharedView() : store, clock);
+    const key = `expired-then-replayed-${String(shared)}`;
+    const fingerprint = requestFingerprint('POST', '/v1/quotes', { amount: 350000, term: 30 });
+    let runs = 0;
+    const retry = () => keys.run(accountA, key, fingerprint, async () => created({ run: ++runs }), captureProblem);
+    const saved = now;
+    try {
+      expect(await retry()).toMatchObject({ status: 201, replayed: false, body: JSON.stringify({ run: 1 }) });
+      expect(await retry()).toMatchObject({ status: 201, replayed: true, body: JSON.stringify({ run: 1 }) });
+      now = new Date(saved.getTime() + IDEMPOTENCY_WINDOW_MS + 1);
+      // Past its 24 hours: the retry is a new request, with a new response...
+      expect(await retry()).toMatchObject({ status: 201, replayed: false, body: JSON.stringify({ run: 2 }) });
+      // ...which the retries after it get back, for 24 hours from the new run, without running again.
+      for (let i = 0; i < 3; i++) expect(await retry()).toMatchObject({ status: 201, replayed: true, body: JSON.stringify({ run: 2 }) });
+      now = new Date(saved.getTime() + 2 * IDEMPOTENCY_WINDOW_MS);
+      expect(await retry()).toMatchObject({ status: 201, replayed: true, body: JSON.stringify({ run: 2 }) });
+      expect(runs).toBe(2);
     } finally {
       now = saved;
     }
