@@ -1,0 +1,47 @@
+/**
+ * The groups of `npm run mutate` (stryker.config.mjs, scripts/mutate.ts): the modules each mutates
+ * and the test files it holds them to (each must be in vitest.mutate.config.ts).
+ */
+export interface MutationGroup {
+  mutate: string[];
+  testFiles: string[];
+}
+
+export const MUTATION_GROUPS: Record<string, MutationGroup> = {
+  dashboard: {
+    mutate: ['src/dashboard/security.ts', 'src/dashboard/forms.ts'],
+    testFiles: ['test/dashboard/security.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/integrations.test.ts'],
+  },
+  edge: {
+    mutate: [
+      'src/http/security.ts',
+      'src/http/rateLimit.ts',
+      'src/http/idempotency.ts',
+      'src/store/idempotency.ts',
+      'src/services/authentication.ts',
+      'src/services/bankVerification.ts:104-136', // bankTokenAuthenticator
+      'src/domain/limits/windowCounter.ts',
+      'src/domain/limits/clientAddress.ts',
+    ],
+    testFiles: [
+      'test/api/apiKeys.test.ts',
+      'test/api/banks.test.ts',
+      'test/api/banksRateLimit.test.ts',
+      'test/api/edge.test.ts',
+      'test/api/idempotency.test.ts',
+      'test/contract/authMatrix.test.ts',
+      'test/unit/accounts/apiKeyCache.test.ts',
+      'test/unit/http/idempotency.test.ts',
+      'test/unit/http/rateLimit.test.ts',
+      'test/unit/limits/windowCounter.test.ts',
+    ],
+  },
+  store: {
+    mutate: ['src/store/engine/sealing.ts', 'src/store/engine/journal.ts'],
+    testFiles: ['test/unit/store/sealing.test.ts', 'test/unit/store/journal.test.ts', 'test/unit/store/sqljsStore.test.ts', 'test/api/secretsAtRest.test.ts'],
+  },
+  sdk: {
+    mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
+    testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],
+  },
+};
