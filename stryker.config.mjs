@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * StrykerJS mutation testing of the security-critical modules: `npm run mutate` (scripts/mutate.ts)
- * runs it once per group below, `npm run mutate -- store sdk` for some groups only. Not part of
+ * runs it once per group of scripts/mutationGroups.ts, `npm run mutate -- store sdk` for some groups only. Not part of
  * `npm test`: it takes a long while.
  *
  * Each group's modules are mutated and held to the tests of their own area only (`testFiles`), on

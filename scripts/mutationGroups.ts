@@ -12,29 +12,29 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/dashboard/security.ts', 'src/dashboard/forms.ts'],
     testFiles: ['test/dashboard/security.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/integrations.test.ts'],
   },
+  // The edge's authentication: API keys and bank tokens.
   edge: {
     mutate: [
       'src/http/security.ts',
-      'src/http/rateLimit.ts',
-      'src/http/idempotency.ts',
-      'src/store/idempotency.ts',
       'src/services/authentication.ts',
       'src/services/bankVerification.ts:104-136', // bankTokenAuthenticator
-      'src/domain/limits/windowCounter.ts',
-      'src/domain/limits/clientAddress.ts',
     ],
     testFiles: [
       'test/api/apiKeys.test.ts',
       'test/api/banks.test.ts',
       'test/api/banksRateLimit.test.ts',
-      'test/api/edge.test.ts',
-      'test/api/idempotency.test.ts',
       'test/contract/authMatrix.test.ts',
       'test/unit/accounts/apiKeyCache.test.ts',
-      'test/unit/http/idempotency.test.ts',
-      'test/unit/http/rateLimit.test.ts',
-      'test/unit/limits/windowCounter.test.ts',
     ],
+  },
+  // Rate limits: per API key and partner, and the counters under them.
+  limits: {
+    mutate: ['src/http/rateLimit.ts', 'src/domain/limits/windowCounter.ts', 'src/domain/limits/clientAddress.ts'],
+    testFiles: ['test/unit/http/rateLimit.test.ts', 'test/unit/limits/windowCounter.test.ts', 'test/api/banksRateLimit.test.ts', 'test/api/edge.test.ts'],
+  },
+  idempotency: {
+    mutate: ['src/http/idempotency.ts', 'src/store/idempotency.ts'],
+    testFiles: ['test/unit/http/idempotency.test.ts', 'test/api/idempotency.test.ts'],
   },
   store: {
     mutate: ['src/store/engine/sealing.ts', 'src/store/engine/journal.ts'],

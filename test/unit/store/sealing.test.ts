@@ -152,6 +152,7 @@ describe('loadKeyring', () => {
     expect(loaded.keyring.keyIds).toEqual([secretsKeyId(keyB), secretsKeyId(keyA)]);
     await expect(stat(path.join(dataDir, SECRETS_KEY_FILE))).rejects.toThrow();
     await expect(loadKeyring(dataDir, { key: keyB.toString('base64'), previousKeys: ['short'] })).rejects.toThrow('SECRETS_KEY_PREVIOUS (key 1) must be 32 bytes');
+    await expect(loadKeyring(dataDir, { key: 'c2hvcnQ=' })).rejects.toThrow('SECRETS_KEY must be 32 bytes in base64 or hex (e.g. openssl rand -base64 32); it decodes to 5 bytes');
   });
 
   it('without one: creates DATA_DIR/secrets.key (0600) on first start and reads the same key after', async () => {
