@@ -10,7 +10,7 @@ export interface MutationGroup {
 export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   dashboard: {
     mutate: ['src/dashboard/security.ts', 'src/dashboard/forms.ts'],
-    testFiles: ['test/dashboard/security.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/integrations.test.ts'],
+    testFiles: ['test/dashboard/securityChecks.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/security.test.ts', 'test/dashboard/integrations.test.ts'],
   },
   // The edge's authentication: API keys and bank tokens.
   edge: {
