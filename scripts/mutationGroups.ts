@@ -1,6 +1,7 @@
 /**
  * The groups of `npm run mutate` (stryker.config.mjs, scripts/mutate.ts): the modules each mutates
- * and the test files it holds them to (each must be in vitest.mutate.config.ts).
+ * and the test files it holds them to (vitest.mutate.config.ts runs them). Each group lists its
+ * unit tests first: the mutation run takes the files in this order.
  */
 export interface MutationGroup {
   mutate: string[];
@@ -20,11 +21,11 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'src/services/bankVerification.ts:104-136', // bankTokenAuthenticator
     ],
     testFiles: [
+      'test/unit/accounts/apiKeyCache.test.ts',
+      'test/api/banksRateLimit.test.ts',
       'test/api/apiKeys.test.ts',
       'test/api/banks.test.ts',
-      'test/api/banksRateLimit.test.ts',
       'test/contract/authMatrix.test.ts',
-      'test/unit/accounts/apiKeyCache.test.ts',
     ],
   },
   // Rate limits: per API key and partner, and the counters under them.
