@@ -21,6 +21,7 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'src/services/bankVerification.ts:104-136', // bankTokenAuthenticator
     ],
     testFiles: [
+      'test/unit/http/security.test.ts',
       'test/unit/accounts/apiKeyCache.test.ts',
       'test/api/banksRateLimit.test.ts',
       'test/api/apiKeys.test.ts',
