@@ -57,7 +57,7 @@ describe('IdempotencyKeys', () => {
     }, captureProblem);
 
     const retry = keys.run(accountA, 'in-flight-1', fingerprint, async () => created({ quoteId: 'qte-2' }), captureProblem);
-    await expect(retry).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress' });
+    await expect(retry).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress', detail: 'A request with this Idempotency-Key is still being processed; retry later.' });
 
     gate.resolve();
     expect(await first).toMatchObject({ status: 201, replayed: false, body: JSON.stringify({ quoteId: 'qte-1' }) });
@@ -109,7 +109,13 @@ describe('IdempotencyKeys', () => {
         effects++;
         return created({});
       }, captureProblem),
-    ).rejects.toMatchObject({ status: 409, code: 'idempotency_outcome_unknown' });
+    ).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_outcome_unknown',
+      detail:
+        'The first request with this Idempotency-Key took effect, but the service restarted before its response was recorded. ' +
+        'Look the result up (for example in the list) instead of retrying; a new key makes a new request.',
+    });
     expect(effects).toBe(1);
   });
 
@@ -137,7 +143,7 @@ describe('IdempotencyKeys', () => {
     expect(replayed).toMatchObject({ status: 422, replayed: true });
     await expect(
       keys.run(accountA, 'refusal', requestFingerprint('POST', '/v1/quotes', { term: 30 }), async () => created({}), captureProblem),
-    ).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    ).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused', detail: 'This Idempotency-Key was first used with a different request; use a new key for a new request.' });
   });
 
   it('forgets a key after 24 hours', async () => {
@@ -232,10 +238,21 @@ describe('IdempotencyKeys', () => {
       'This request already succeeded, but its response held a secret (secret) that is shown only once and never stored. ' +
         'If it was lost, revoke what was created and create it again. The first response was: {"keyId":"key-1"}',
     );
-    // A response without the secret field, or a refusal, is stored whole and replayed.
+    // Several secrets are named together.
+    const two = requestFingerprint('POST', '/v1/webhooks', { url: 'x' });
+    await keys.run(accountA, 'two-secrets', two, async () => created({ id: 'w', secret: 's', token: 't' }), captureProblem, ['secret', 'token']);
+    await expect(keys.run(accountA, 'two-secrets', two, async () => created({}), captureProblem, ['secret', 'token'])).rejects.toThrow(
+      'its response held a secret (secret, token) that is shown only once',
+    );
+    // A response without the secret field, or a refusal, is stored whole and replayed, headers and all.
     const plain = requestFingerprint('POST', '/v1/api-keys', { name: 'plain' });
     await keys.run(accountA, 'no-secret-in-it', plain, async () => created({ keyId: 'key-2' }), captureProblem, ['secret']);
-    expect(await keys.run(accountA, 'no-secret-in-it', plain, async () => created({}), captureProblem, ['secret'])).toMatchObject({ replayed: true, body: JSON.stringify({ keyId: 'key-2' }) });
+    expect(await keys.run(accountA, 'no-secret-in-it', plain, async () => created({}), captureProblem, ['secret'])).toEqual({
+      status: 201,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ keyId: 'key-2' }),
+      replayed: true,
+    });
     const refusal = requestFingerprint('POST', '/v1/api-keys', { name: 'refused' });
     await keys.run(accountA, 'refused-secret', refusal, async () => ({ status: 422, headers: {}, body: JSON.stringify({ secret: 'not one' }) }), captureProblem, ['secret']);
     expect(await keys.run(accountA, 'refused-secret', refusal, async () => created({}), captureProblem, ['secret'])).toMatchObject({ status: 422, replayed: true, body: JSON.stringify({ secret: 'not one' }) });
@@ -248,11 +265,26 @@ describe('IdempotencyKeys', () => {
       store.transaction((tx) =>
         tx.run("INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, response_status, response_headers, response_body, created_at) VALUES (?, ?, ?, -1, '{}', '', ?)", [accountA, key, fingerprint, at.toISOString()]),
       );
-    await claim('running-elsewhere', new Date(now.getTime() - 9 * 60_000));
-    await expect(keys.run(accountA, 'running-elsewhere', fingerprint, async () => created({}), captureProblem)).rejects.toMatchObject({ status: 409, code: 'idempotency_in_progress' });
+    const statusOf = async (key: string) =>
+      (await store.read((db) => db.get<{ s: number }>('SELECT response_status AS s FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?', [accountA, key])))?.s;
+    await claim('running-elsewhere', new Date(now.getTime() - 10 * 60_000)); // exactly 10 minutes: not abandoned yet
+    await expect(keys.run(accountA, 'running-elsewhere', fingerprint, async () => created({}), captureProblem)).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_in_progress',
+      detail: 'A request with this Idempotency-Key is still being processed; retry later.',
+    });
+    expect(await statusOf('running-elsewhere')).toBe(-1); // the other instance's claim stays
     await claim('abandoned', new Date(now.getTime() - 10 * 60_000 - 1));
     expect(await keys.run(accountA, 'abandoned', fingerprint, async () => created({ taken: true }), captureProblem)).toMatchObject({ status: 201, replayed: false });
     expect(await keys.run(accountA, 'abandoned', fingerprint, async () => created({}), captureProblem)).toMatchObject({ replayed: true, body: JSON.stringify({ taken: true }) });
+    // A response stored exactly 24 hours ago still replays on this path too.
+    const saved = now;
+    try {
+      now = new Date(saved.getTime() + IDEMPOTENCY_WINDOW_MS);
+      expect(await keys.run(accountA, 'abandoned', fingerprint, async () => created({}), captureProblem)).toMatchObject({ replayed: true, body: JSON.stringify({ taken: true }) });
+    } finally {
+      now = saved;
+    }
 
     await expect(keys.run(accountA, 'failed-shared', fingerprint, async () => { throw new Error('reset'); }, captureProblem)).rejects.toThrow('reset');
     expect(await store.read((db) => db.get("SELECT 1 AS x FROM idempotency_keys WHERE idempotency_key = 'failed-shared'"))).toBeUndefined();
