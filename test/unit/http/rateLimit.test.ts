@@ -23,7 +23,7 @@ describe('RateLimiter in this process', () => {
     const limiter = new RateLimiter(2);
     expect(limiter.enabled).toBe(true);
     expect(await enforce(limiter, 'key-a', 0)).toEqual({ headers: { 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=1;t=60' }, problem: undefined });
-    expect((await enforce(limiter, 'key-a', 20_500)).headers).toEqual({ 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=40' });
+    expect(await enforce(limiter, 'key-a', 20_500)).toEqual({ headers: { 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=40' }, problem: undefined });
     const refused = await enforce(limiter, 'key-a', 30_000);
     expect(refused.headers).toEqual({ 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=30' });
     expect(refused.problem).toMatchObject({
@@ -60,8 +60,8 @@ describe('RateLimiter over a counter instances share', () => {
   it("decides on the shared count: allowed up to the limit, then 429; the reset is the window's end, at least a second", async () => {
     const shared = sharedCounter(60_000);
     const limiter = new RateLimiter(2, shared.count);
-    expect((await enforce(limiter, 'key-a', 10_000)).headers).toEqual({ 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=1;t=50' });
-    expect((await enforce(limiter, 'key-a', 10_001)).headers).toEqual({ 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=50' });
+    expect(await enforce(limiter, 'key-a', 10_000)).toEqual({ headers: { 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=1;t=50' }, problem: undefined });
+    expect(await enforce(limiter, 'key-a', 10_001)).toEqual({ headers: { 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=50' }, problem: undefined });
     const refused = await enforce(limiter, 'key-a', 59_999);
     expect(refused.headers).toEqual({ 'RateLimit-Policy': '"default";q=2;w=60', RateLimit: '"default";r=0;t=1' });
     expect(refused.problem).toMatchObject({ status: 429, detail: 'This API key has used 2 requests this minute; retry after 1 seconds.', headers: { 'Retry-After': '1' } });

@@ -67,6 +67,17 @@ describe('WindowCounter, more closely', () => {
     expect(new WindowCounter(0).enabled).toBe(false);
   });
 
+  it('a use released twice is handed back once, however many the window counts', () => {
+    const counter = new WindowCounter(3);
+    const first = counter.take('a', 0);
+    counter.take('a', 1);
+    counter.take('a', 2);
+    first.release();
+    first.release();
+    expect(counter.take('a', 3)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(counter.take('a', 4).allowed).toBe(false);
+  });
+
   it("dropping ended windows (once a minute) keeps the windows still running: a key's count survives it", () => {
     const counter = new WindowCounter(1);
     expect(counter.take('a', 30_000).allowed).toBe(true);
