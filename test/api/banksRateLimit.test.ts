@@ -123,6 +123,10 @@ describe('verifyBankDetails', () => {
     expect(capped.status).toBe(429);
     expect(capped.error).toMatchObject({ code: 'bank_partner_refusals_exceeded' });
     expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(capped.error!.detail).toBe(
+      `This bank partner has refused ${PARTNER_REFUSALS} tokens in the last minute; new tokens are not sent to it for checking until ` +
+        `the minute ends. Retry after ${capped.headers.get('retry-after')} seconds.`,
+    );
     expect(introspections() - before).toBe(PARTNER_REFUSALS); // not asked again
     // A cap is no failure of the lender's address: its genuine sandbox token is answered.
     const mortgageId = await newApplication();
