@@ -156,4 +156,22 @@ describe('apiKeyAuthenticator: what it answers', () => {
     await expect(auth.authenticate(token)).rejects.toMatchObject({ detail: 'The API key has been revoked.' });
     expect(listeners).toHaveLength(1);
   });
+
+  it('remembers at most 10,000 keys: past that the oldest is read again, the newer ones are not', async () => {
+    const records = new Map<string, ApiKeyRecord>();
+    const tokens = Array.from({ length: 10_001 }, (_, i) => {
+      const token = generateApiKey(true);
+      records.set(hashApiKey(token), { keyId: `key_${i}`, accountId: 'acc_1', name: 'k', role: 'member', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null });
+      return token;
+    });
+    const store = fakeStore(records);
+    const auth = apiKeyAuthenticator({ store, clock: { now: () => new Date() }, log: { warn: () => {} } } as unknown as AppContext);
+    for (const token of tokens) await auth.authenticate(token);
+    expect(store.reads()).toBe(10_001);
+    await auth.authenticate(tokens[10_000]!);
+    await auth.authenticate(tokens[1]!);
+    expect(store.reads()).toBe(10_001); // the newest and the second oldest are remembered
+    await auth.authenticate(tokens[0]!);
+    expect(store.reads()).toBe(10_002); // the oldest was dropped for the 10,001st
+  });
 });

@@ -101,7 +101,7 @@ describe('securityHandlers: bankToken', () => {
     outage.on = false;
     // The address still has its two failures: a header with no bearer token, and no header at all.
     await expect(handlers.bankToken!('Basic abc', request())).rejects.toMatchObject({ kind: 'unauthenticated', detail: 'The Authorization header must be "Bearer <bank token>".' });
-    await expect(handlers.bankToken!(undefined, request())).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(handlers.bankToken!(undefined, request())).rejects.toMatchObject({ kind: 'unauthenticated', detail: 'Send a bank token.' }); // the authenticator's own answer
     await expect(handlers.bankToken!('Bearer good-p1', request())).rejects.toMatchObject({ code: 'bank_token_failures_exceeded' });
   });
 
