@@ -74,6 +74,9 @@ describe('decodeForm, over a schema of its own', () => {
     expect(body).toEqual({ amount: '1.2.3', count: '1e3', enabled: 'yes', choice: 'maybe', tags: ['x'] });
     expect(decodeForm(form([['/amount', '.5'], ['/count', '5.']]), schema).body).toEqual({ amount: '.5', count: '5.' });
     expect(decodeForm(form([['/enabled', 'false'], ['/amount', '0']]), schema).body).toEqual({ enabled: false, amount: 0 });
+    // Text fields keep "true", "on" and "false" as text; a value of spaces only is blank.
+    expect(decodeForm(form([['/note', 'on'], ['/amount', '   ']]), schema).body).toEqual({ note: 'on' });
+    expect(decodeForm(form([['/note', 'false']]), schema).body).toEqual({ note: 'false' });
   });
 
   it('builds rows of a table by index, drops blank ones, and maps each pointer of a kept row back to its field', () => {
@@ -100,6 +103,10 @@ describe('decodeForm, over a schema of its own', () => {
     expect(fieldOf('/rows/1/n')).toBe('/rows/1/n');
     expect(decodeForm(form([]), schema).body).toEqual({});
     expect(decodeForm(form([['/unknown/deep', 'x']]), schema).body).toEqual({ unknown: { deep: 'x' } });
+    // Only a segment of digits alone is an index (of any length); "a1" and "1a" are names.
+    expect(decodeForm(form([['/unknown/a1', 'x'], ['/other/1a', 'y']]), schema).body).toEqual({ unknown: { a1: 'x' }, other: { '1a': 'y' } });
+    const rows = decodeForm(form(Array.from({ length: 12 }, (_, i): [string, string] => [`/rows/${i}/n`, String(i)])), schema);
+    expect(rows.body).toEqual({ rows: Array.from({ length: 12 }, (_, i) => ({ n: i })) });
   });
 });
 
