@@ -16,11 +16,19 @@ export interface RetryOptions {
 
 export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 502, 503]);
 
+/**
+ * Each form of an HTTP date (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT` and the two obsolete
+ * ones) starts with the day's name. Date.parse alone takes "1.5" or "-3" for dates in 2001, so a
+ * malformed Retry-After would read as "retry now".
+ */
+const HTTP_DATE_START = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)/;
+
 /** Milliseconds a Retry-After header asks for (seconds or an HTTP date), or undefined. */
 export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (!HTTP_DATE_START.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

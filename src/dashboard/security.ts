@@ -52,7 +52,7 @@ export function cookieNames(publicBaseUrl: string): CookieNames {
 }
 
 /** A `Set-Cookie` value; `value: null` deletes the cookie. */
-function cookieHeader(name: string, value: string | null, secure: boolean): string {
+export function cookieHeader(name: string, value: string | null, secure: boolean): string {
   const parts = [`${name}=${value ?? ''}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
   if (secure) parts.push('Secure');
   if (value === null) parts.push('Max-Age=0');
@@ -77,7 +77,7 @@ export function newCsrfToken(): string {
 }
 
 /** Equal strings, compared in constant time for a given length. */
-function sameToken(a: string | undefined | null, b: string | undefined | null): boolean {
+export function sameToken(a: string | undefined | null, b: string | undefined | null): boolean {
   if (!a || !b) return false;
   const left = Buffer.from(a);
   const right = Buffer.from(b);

@@ -46,7 +46,7 @@ function isReplayable(status: number): boolean {
 }
 
 /** JSON text with object keys sorted at every level: the same document in any key order or spacing gives the same text. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))

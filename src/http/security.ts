@@ -26,7 +26,7 @@ import { RateLimiter } from './rateLimit.ts';
 export type SecurityHandler = (authorization: string | string[] | undefined, koa: Context) => Promise<unknown>;
 
 /** The bearer token of an Authorization header, or null when there is none of that form. */
-function bearerToken(header: string | string[] | undefined): string | null {
+export function bearerToken(header: string | string[] | undefined): string | null {
   const value = Array.isArray(header) ? header[0] : header;
   const match = /^Bearer +([^\s]+) *$/i.exec(value ?? '');
   return match?.[1] ?? null;

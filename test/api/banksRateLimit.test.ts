@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formatBankToken } from '../../src/banks/tokenFormat.ts';
 import { runAdminCommand } from '../../src/cli/commands.ts';
-import { startFakePartner, type FakePartner } from '../unit/banks/fakePartner.ts';
+import { startFakePartner, type FakePartner, type ScriptedReply } from '../unit/banks/fakePartner.ts';
 import { manualClock } from './webhooksReceiver.ts';
 import { apiClient, startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 
@@ -36,6 +36,8 @@ beforeAll(async () => {
       BANK_AUTH_FAILURES_PER_PARTNER_PER_MINUTE: String(PARTNER_REFUSALS),
       BANK_PARTNER_ALLOWED_HOSTS: '127.0.0.1',
       BANK_PARTNER_RETRY_BASE_MS: '10',
+      // A partner that has not answered by then has timed out (the outage test provokes one).
+      BANK_PARTNER_TIMEOUT_MS: '1000',
     },
   });
   ipv6BaseUrl = await app.baseUrlOnIpv6Loopback();
@@ -121,6 +123,10 @@ describe('verifyBankDetails', () => {
     expect(capped.status).toBe(429);
     expect(capped.error).toMatchObject({ code: 'bank_partner_refusals_exceeded' });
     expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(capped.error!.detail).toBe(
+      `This bank partner has refused ${PARTNER_REFUSALS} tokens in the last minute; new tokens are not sent to it for checking until ` +
+        `the minute ends. Retry after ${capped.headers.get('retry-after')} seconds.`,
+    );
     expect(introspections() - before).toBe(PARTNER_REFUSALS); // not asked again
     // A cap is no failure of the lender's address: its genuine sandbox token is answered.
     const mortgageId = await newApplication();
@@ -131,6 +137,37 @@ describe('verifyBankDetails', () => {
     const genuine = await verify('lender', formatBankToken(httpPartnerId, 'genuine-http-token-0001'), { mortgageId, applicant: { accountNumber: NUMBER } });
     expect(genuine.status, JSON.stringify(genuine.error)).toBe(200);
     expect(genuine.data).toMatchObject({ verified: true });
+  });
+
+  it("more partner outages from one address than its failure limit (5xx on every try, a gateway timeout, no answer in time) do not lock the address out", async () => {
+    const mortgageId = await newApplication();
+    const genuine = formatBankToken(httpPartnerId, 'genuine-http-token-0001');
+    const body = { mortgageId, applicant: { accountNumber: NUMBER } };
+    // What the partner answers to the introspection of each request (every try of it: 5xx is tried again).
+    const outages: ScriptedReply[][] = [
+      [{ status: 502 }, { status: 502 }, { status: 502 }],
+      [{ status: 504 }, { status: 504 }, { status: 504 }],
+      [{ status: 503 }, { status: 502 }, { status: 504 }],
+      [{ delayMs: 3_000, body: { active: false } }], // past BANK_PARTNER_TIMEOUT_MS: a timeout, not tried again
+    ];
+    expect(outages.length).toBeGreaterThan(CLIENT_FAILURES);
+    for (const replies of outages) {
+      fake.script.introspect.push(...replies);
+      const answer = await verify('stranger', genuine, body);
+      expect(answer.status, JSON.stringify(answer.error)).toBe(502);
+      expect(answer.error).toMatchObject({ code: 'bank_partner_unavailable' });
+    }
+    expect(fake.script.introspect).toEqual([]);
+    // The partner is back: the address's genuine token is verified...
+    const verified = await verify('stranger', genuine, body);
+    expect(verified.status, JSON.stringify(verified.error)).toBe(200);
+    expect(verified.data).toMatchObject({ verified: true });
+    // ...and the address still has its whole allowance of real token failures.
+    const junk = formatBankToken(sandboxPartnerId, 'made-up-token-after-outages');
+    const tries = [];
+    for (let i = 0; i <= CLIENT_FAILURES; i++) tries.push(await verify('stranger', junk));
+    expect(tries.map((r) => r.status)).toEqual([...Array(CLIENT_FAILURES).fill(401), 429]);
+    expect(tries.at(-1)!.error).toMatchObject({ code: 'bank_token_failures_exceeded' });
   });
 
   it("a partner's accepted tokens do not count as refusals", async () => {

@@ -3,7 +3,8 @@
  * - the request's own write transaction records that the key took effect, so a crash between that
  *   commit and the saving of the response never makes a retry run twice (409
  *   `idempotency_outcome_unknown`);
- * - the hourly sweep of src/background.ts deletes what is past its 24 hours, and only that.
+ * - the hourly sweep of src/background.ts deletes what is past its 24 hours, and only that;
+ * - a key reused after its 24 hours runs as a new request once, and its new response is replayed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepIdempotencyKeys } from '../../src/background.ts';
@@ -119,5 +120,28 @@ describe('the hourly idempotency sweep (src/background.ts)', () => {
       expect(retry.status).toBe(201);
       expect(retry.headers.get('idempotent-replayed')).toBe('true');
     }
+  });
+});
+
+describe('a key reused after its 24 hours', () => {
+  it('the retry runs as new (a second quote), and that new response is stored and replayed to the retries after it, not run again', async () => {
+    const before = await quotes();
+    const first = await createQuote('reused-after-a-day');
+    expect(first.status).toBe(201);
+    const firstBody = await first.text();
+    clock.advance(24 * 3_600_000 + 1);
+    const renewed = await createQuote('reused-after-a-day');
+    expect(renewed.status).toBe(201);
+    expect(renewed.headers.get('idempotent-replayed')).not.toBe('true');
+    const renewedBody = await renewed.text();
+    expect(JSON.parse(renewedBody).quoteId).not.toBe(JSON.parse(firstBody).quoteId);
+    expect(await quotes()).toBe(before + 2);
+    for (let i = 0; i < 3; i++) {
+      const retry = await createQuote('reused-after-a-day');
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(await retry.text()).toBe(renewedBody);
+    }
+    expect(await quotes()).toBe(before + 2);
   });
 });

@@ -10,7 +10,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/cli/commands.ts';
+import { findBankPartner } from '../../src/store/bankPartners.ts';
 import { leasedDeliveries } from '../../src/store/outbox.ts';
+import { webhookSecretContext } from '../../src/store/sealedColumns.ts';
+import { findEndpoint } from '../../src/store/webhooks.ts';
 import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import { openStore } from '../../src/store/open.ts';
 import { onPostgres, postgresContents } from '../helpers/engine.ts';
@@ -168,6 +171,53 @@ describe('secrets stored before sealing existed', () => {
       await reopened.close();
       scratch.ctx.store = reopened; // already closed; close() is idempotent (and drops the PostgreSQL database)
       await scratch.close();
+    }
+  });
+});
+
+describe('a sealed secret is bound to its row (the sealing\'s additional data)', () => {
+  it("an endpoint's sealed signing secret copied into another endpoint's row does not open as that endpoint's; nor a partner's credential as another partner's", async () => {
+    const endpoint = async (path: string) => {
+      const { data, response } = await account.client.POST('/v1/webhooks', { body: { url: `http://127.0.0.1:9${path}`, events: ['application.approved'] } });
+      expect(response.status).toBe(201);
+      return data!;
+    };
+    const first = await endpoint('/bound-first');
+    const second = await endpoint('/bound-second');
+    const sealedSecret = async (id: string) =>
+      (await app.ctx.store.read((db) => db.get<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE id = ?', [id])))!.secret;
+    const firstSealed = await sealedSecret(first.webhookId);
+    const secondSealed = await sealedSecret(second.webhookId);
+    await app.ctx.store.read(async (db) => {
+      expect(db.sealer.open(firstSealed, webhookSecretContext(first.webhookId))).toBe(first.secret);
+      expect(() => db.sealer.open(firstSealed, webhookSecretContext(second.webhookId))).toThrow();
+    });
+
+    // The first endpoint's sealed secret, copied into the second's row, is not read as the second's.
+    await app.ctx.store.transaction((tx) => tx.run('UPDATE webhook_endpoints SET secret = ? WHERE id = ?', [firstSealed, second.webhookId]));
+    try {
+      await expect(app.ctx.store.read((db) => findEndpoint(db, account.accountId, second.webhookId))).rejects.toThrow();
+      expect((await app.ctx.store.read((db) => findEndpoint(db, account.accountId, first.webhookId)))!.secretTail).toBe(first.secret.slice(-4));
+    } finally {
+      await app.ctx.store.transaction((tx) => tx.run('UPDATE webhook_endpoints SET secret = ? WHERE id = ?', [secondSealed, second.webhookId]));
+    }
+    expect((await app.ctx.store.read((db) => findEndpoint(db, account.accountId, second.webhookId)))!.secretTail).toBe(second.secret.slice(-4));
+
+    // The same for bank partners' credentials.
+    const partner = async (name: string) =>
+      (await runAdminCommand(app.ctx, 'bank-partner create', { name, connector: 'http', 'base-url': 'http://127.0.0.1:9/verify/', credential: `credential-of-${name.replaceAll(' ', '-')}` })).partnerId as string;
+    const bankA = await partner('Bound Bank A');
+    const bankB = await partner('Bound Bank B');
+    const sealedCredential = async (id: string) =>
+      (await app.ctx.store.read((db) => db.get<{ c: string }>('SELECT credential_encrypted AS c FROM bank_partners WHERE id = ?', [id])))!.c;
+    const credentialA = await sealedCredential(bankA);
+    const credentialB = await sealedCredential(bankB);
+    await app.ctx.store.transaction((tx) => tx.run('UPDATE bank_partners SET credential_encrypted = ? WHERE id = ?', [credentialA, bankB]));
+    try {
+      await expect(app.ctx.store.read((db) => findBankPartner(db, bankB))).rejects.toThrow();
+      expect((await app.ctx.store.read((db) => findBankPartner(db, bankA)))!.credentialSealed).not.toBeNull();
+    } finally {
+      await app.ctx.store.transaction((tx) => tx.run('UPDATE bank_partners SET credential_encrypted = ? WHERE id = ?', [credentialB, bankB]));
     }
   });
 });

@@ -64,3 +64,82 @@ describe('decodeForm', () => {
     ]);
   });
 });
+
+describe('decodeForm, over a schema of its own', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      amount: { type: 'number' },
+      count: { type: ['integer', 'null'] },
+      enabled: { type: 'boolean' },
+      note: { type: 'string' },
+      choice: { anyOf: [{ type: 'boolean' }, { type: 'string' }] },
+      tags: { type: 'array', items: { type: 'integer' } },
+      nested: { allOf: [{ type: 'object', properties: { inner: { type: 'number' } } }] },
+      either: { oneOf: [{ type: 'object', properties: { flag: { type: 'boolean' } } }] },
+      rows: { type: 'array', items: { type: 'object', properties: { n: { type: 'number' }, on: { type: 'boolean' }, label: { type: 'string' } } } },
+    },
+  };
+
+  it('types numbers (commas, signs, decimals, space around), booleans (true/on/false) by the schema, through anyOf, allOf and oneOf', () => {
+    const { body } = decodeForm(
+      form([
+        ['/amount', ' -1,234.5 '], ['/count', '7'], ['/enabled', 'on'], ['/note', ' 12 '], ['/choice', 'false'],
+        ['/nested/inner', '2.50'], ['/either/flag', 'true'], ['/tags', '1'], ['/tags', ' '], ['/tags', '3'],
+      ]),
+      schema,
+    );
+    expect(body).toEqual({ amount: -1234.5, count: 7, enabled: true, note: ' 12 ', choice: false, nested: { inner: 2.5 }, either: { flag: true }, tags: [1, 3] });
+  });
+
+  it('leaves text that is no number or boolean as it was sent, for the schema check to refuse', () => {
+    const { body } = decodeForm(form([['/amount', '1.2.3'], ['/count', '1e3'], ['/enabled', 'yes'], ['/choice', 'maybe'], ['/tags', 'x']]), schema);
+    expect(body).toEqual({ amount: '1.2.3', count: '1e3', enabled: 'yes', choice: 'maybe', tags: ['x'] });
+    expect(decodeForm(form([['/amount', '.5'], ['/count', '5.']]), schema).body).toEqual({ amount: '.5', count: '5.' });
+    expect(decodeForm(form([['/enabled', 'false'], ['/amount', '0']]), schema).body).toEqual({ enabled: false, amount: 0 });
+    // Text fields keep "true", "on" and "false" as text; a value of spaces only is blank.
+    expect(decodeForm(form([['/note', 'on'], ['/amount', '   ']]), schema).body).toEqual({ note: 'on' });
+    expect(decodeForm(form([['/note', 'false']]), schema).body).toEqual({ note: 'false' });
+  });
+
+  it('builds rows of a table by index, drops blank ones, and maps each pointer of a kept row back to its field', () => {
+    const { body, fieldOf } = decodeForm(
+      form([
+        ['/rows/0/n', ''], ['/rows/0/on', 'false'],
+        ['/rows/1/n', '5'], ['/rows/1/on', 'false'],
+        ['/rows/2/label', ''],
+        ['/rows/3/n', '6'], ['/rows/3/on', 'false'], ['/rows/3/on', 'true'],
+      ]),
+      schema,
+    );
+    expect(body).toEqual({ rows: [{ n: 5, on: false }, { n: 6, on: true }] });
+    expect(fieldOf('/rows/0/n')).toBe('/rows/1/n');
+    expect(fieldOf('/rows/1')).toBe('/rows/3');
+    expect(fieldOf('/rows/1/on')).toBe('/rows/3/on');
+    expect(fieldOf('/rows')).toBe('/rows');
+    expect(fieldOf('/amount')).toBe('/amount');
+  });
+
+  it('a row kept at its own index keeps its pointers; an empty form is an empty body', () => {
+    const { body, fieldOf } = decodeForm(form([['/rows/0/n', '1'], ['/rows/1/n', '2']]), schema);
+    expect(body).toEqual({ rows: [{ n: 1 }, { n: 2 }] });
+    expect(fieldOf('/rows/1/n')).toBe('/rows/1/n');
+    expect(decodeForm(form([]), schema).body).toEqual({});
+    expect(decodeForm(form([['/unknown/deep', 'x']]), schema).body).toEqual({ unknown: { deep: 'x' } });
+    // Only a segment of digits alone is an index (of any length); "a1" and "1a" are names.
+    expect(decodeForm(form([['/unknown/a1', 'x'], ['/other/1a', 'y']]), schema).body).toEqual({ unknown: { a1: 'x' }, other: { '1a': 'y' } });
+    const rows = decodeForm(form(Array.from({ length: 12 }, (_, i): [string, string] => [`/rows/${i}/n`, String(i)])), schema);
+    expect(rows.body).toEqual({ rows: Array.from({ length: 12 }, (_, i) => ({ n: i })) });
+  });
+});
+
+describe('fieldErrors', () => {
+  it('puts each issue beside its field, several on one field joined with "; "', () => {
+    expect(fieldErrors([{ pointer: '/a', message: 'is required' }, { pointer: '/b', message: 'too big' }, { pointer: '/a', message: 'must be number' }])).toEqual({
+      '/a': 'is required; must be number',
+      '/b': 'too big',
+    });
+    expect(fieldErrors(undefined)).toEqual({});
+    expect(fieldErrors([{ pointer: '/x/0', message: 'm' }], (p) => p.replace('/0', '/4'))).toEqual({ '/x/4': 'm' });
+  });
+});

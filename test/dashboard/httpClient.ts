@@ -43,14 +43,19 @@ export class DashboardClient {
     return this.request(path);
   }
 
-  /** POSTs a form; `_csrf` is taken from `csrfFrom` (a page's HTML) unless the fields set it. */
-  post(path: string, fields: Record<string, string | string[]>, options: { origin?: string | null; csrfFrom?: string } = {}): Promise<PageResponse> {
+  /**
+   * POSTs a form; `_csrf` is taken from `csrfFrom` (a page's HTML) unless the fields set it. The
+   * Origin header is this client's base URL unless `origin` names another (null: none); `referer`
+   * adds a Referer header (a browser that sends no Origin still sends that).
+   */
+  post(path: string, fields: Record<string, string | string[]>, options: { origin?: string | null; referer?: string; csrfFrom?: string } = {}): Promise<PageResponse> {
     const form = new URLSearchParams();
     if (options.csrfFrom !== undefined && !('_csrf' in fields)) form.set('_csrf', csrfTokenOf(options.csrfFrom));
     for (const [name, value] of Object.entries(fields)) for (const v of Array.isArray(value) ? value : [value]) form.append(name, v);
     const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
     const origin = options.origin === undefined ? this.baseUrl : options.origin;
     if (origin !== null) headers.Origin = origin;
+    if (options.referer !== undefined) headers.Referer = options.referer;
     return this.request(path, { method: 'POST', body: form.toString(), headers });
   }
 

@@ -271,6 +271,28 @@ describe('settings and quotes', () => {
     expect((await api.GET('/v1/underwriting')).data!.debtToIncome.referAtMost).not.toBe(30);
   });
 
+  it('a member posting a valid rate sheet or valid underwriting rules gets 403 for the role, and nothing changes', async () => {
+    await max.submit('/dashboard', '/dashboard/environment', { environment: 'live', return: '/dashboard' });
+    const page = await admin.get('/dashboard/settings');
+    const sheet = formFields(page.body, '/dashboard/settings/pricing').map(([name, value]): [string, string] => [name, name === '/originationFeePercent' ? '2.25' : value]);
+    const rules = formFields(page.body, '/dashboard/settings/underwriting').map(([name, value]): [string, string] => [name, name === '/debtToIncome/approveAtMost' ? '41' : value]);
+    const settings = async () => ({ pricing: (await api.GET('/v1/pricing')).data, rules: (await api.GET('/v1/underwriting')).data });
+    const before = await settings();
+    const memberPage = await max.get('/dashboard');
+    for (const [action, fields] of [['/dashboard/settings/pricing', sheet], ['/dashboard/settings/underwriting', rules]] as const) {
+      const refused = await post(max, action, fields, memberPage.body);
+      expect(refused.status, action).toBe(403);
+      expect(refused.body, action).toContain('your role is member');
+    }
+    expect(await settings()).toEqual(before);
+    // The very same forms from an admin are saved: what the member sent was valid, the refusal was the role's.
+    expect((await post(admin, '/dashboard/settings/pricing', sheet, page.body)).status).toBe(303);
+    expect((await post(admin, '/dashboard/settings/underwriting', rules, page.body)).status).toBe(303);
+    const after = await settings();
+    expect(after.pricing!.rateSheet.originationFeePercent).toBe(2.25);
+    expect(after.rules!.debtToIncome.approveAtMost).toBe(41);
+  });
+
   it('the calculator shows what POST /v1/quotes prices, and the API\'s message beside a field it refuses', async () => {
     const query = { amount: 350000, term: 30, propertyValue: 450000, creditScore: 720 };
     const page = await admin.get(`/dashboard/quotes?amount=${query.amount}&term=${query.term}&propertyValue=${query.propertyValue}&creditScore=${query.creditScore}`);

@@ -124,6 +124,56 @@ describe('CSRF', () => {
     expect(created.body).toContain('mos_live_');
   });
 
+  it('a POST whose Origin is this host under the other scheme (https:// against this http:// service) gets 403 and changes nothing', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    const here = new URL(app.baseUrl);
+    expect(here.protocol).toBe('http:');
+    const otherScheme = `https://${here.host}`;
+    const refused = await alice.post('/dashboard/api-keys', { '/name': 'Other scheme', '/role': 'admin' }, { csrfFrom: page.body, origin: otherScheme });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('its Origin does not match');
+    expect(await keyCount(alice)).toBe(before);
+  });
+
+  it('with no Origin header the Referer decides: a page of this origin is taken; another origin, or this host under the other scheme, gets 403', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    const here = new URL(app.baseUrl);
+    for (const referer of ['http://evil.test/dashboard/api-keys', `https://${here.host}/dashboard/api-keys`, `http://${here.hostname}:${Number(here.port) + 1}/dashboard/api-keys`]) {
+      const refused = await alice.post('/dashboard/api-keys', { '/name': 'Referer elsewhere', '/role': 'admin' }, { csrfFrom: page.body, origin: null, referer });
+      expect(refused.status, referer).toBe(403);
+      expect(refused.body).toContain('its Origin does not match');
+    }
+    expect(await keyCount(alice)).toBe(before);
+    // The same form with the Referer of this service's page is taken: the refusals above were the Referer's.
+    const taken = await alice.post('/dashboard/api-keys', { '/name': 'Referer here', '/role': 'member' }, { csrfFrom: page.body, origin: null, referer: `${app.baseUrl}/dashboard/api-keys` });
+    expect(taken.status).toBe(200);
+    expect(taken.body).toContain('mos_live_');
+    expect(await keyCount(alice)).toBe(before + 1);
+  });
+
+  it('a form not sent urlencoded gets 415, one over 64 KiB gets 413, and neither changes anything; one just under is read', async () => {
+    const page = await alice.get('/dashboard/api-keys');
+    const before = await keyCount(alice);
+    const token = csrfTokenOf(page.body);
+    const send = (body: string, contentType: string) =>
+      alice.request('/dashboard/api-keys', { method: 'POST', body, headers: { 'Content-Type': contentType, Origin: app.baseUrl } });
+    const fields = (name: string) => new URLSearchParams({ _csrf: token, '/name': name, '/role': 'member' }).toString();
+    const json = await send(JSON.stringify({ _csrf: token, '/name': 'As JSON', '/role': 'member' }), 'application/json');
+    expect(json.status).toBe(415);
+    expect(json.body).toContain('Dashboard forms are sent as application/x-www-form-urlencoded.');
+    const padded = (size: number) => `${fields('Padded')}&pad=${'x'.repeat(size - fields('Padded').length - 5)}`;
+    expect(padded(64 * 1024 + 1)).toHaveLength(64 * 1024 + 1);
+    const tooLarge = await send(padded(64 * 1024 + 1), 'application/x-www-form-urlencoded');
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body).toContain('The form is larger than 65536 bytes.');
+    expect(await keyCount(alice)).toBe(before);
+    const justUnder = await send(padded(64 * 1024), 'application/x-www-form-urlencoded');
+    expect(justUnder.status).toBe(200);
+    expect(await keyCount(alice)).toBe(before + 1);
+  });
+
   it('the forms before sign-in (sign-in, sign-up) need their pre-session token too (no login CSRF)', async () => {
     const visitor = new DashboardClient(app.baseUrl);
     await visitor.get('/dashboard/sign-in');

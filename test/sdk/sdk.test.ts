@@ -130,6 +130,22 @@ describe('retries', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('hands a 429 whose Retry-After is longer than its longest wait back after one call, without retrying early', async () => {
+    // Retry-After in seconds and as an HTTP date, each past a longest wait of 1 s: had the client
+    // retried (early), the service would have answered the retry, and the call would have succeeded.
+    for (const retryAfter of ['2', new Date(Date.now() + 120_000).toUTCString()]) {
+      const { seen, fetchImpl } = flaky([{ status: 429, retryAfter }]);
+      const retrying = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: fetchImpl, baseDelayMs: 1, maxDelayMs: 1_000 });
+      await expect(retrying.api.GET('/v1/account'), retryAfter).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+      expect(seen, retryAfter).toHaveLength(1);
+    }
+    // The default longest wait is 60 s: a minute and a second is handed back too.
+    const { seen, fetchImpl } = flaky([{ status: 429, retryAfter: '61' }]);
+    const byDefault = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, fetch: fetchImpl });
+    await expect(byDefault.api.GET('/v1/account')).rejects.toMatchObject({ status: 429 });
+    expect(seen).toHaveLength(1);
+  });
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     expect(retryAfterMs('12')).toBe(12_000);
     expect(retryAfterMs(new Date(1_000_000 + 5_000).toUTCString(), 1_000_000)).toBe(5_000);
@@ -281,6 +297,21 @@ describe('webhook verification', () => {
     if (event.event === 'document.uploaded') expect(event.documentType).toBeTypeOf('string');
     expect(() => verifyWebhook(hook!.secret, delivery.body.replace('document', 'Document'), delivery.headers)).toThrow(WebhookVerificationError);
     expect(() => verifyWebhook(`whsec_${Buffer.from('another secret of 32 bytes!!!!!!').toString('base64')}`, delivery.body, delivery.headers)).toThrow(WebhookVerificationError);
+  });
+
+  it('refuses a genuinely signed delivery whose timestamp is 10 minutes old, or 10 minutes ahead (a replay, or a forged clock)', () => {
+    const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
+    const body = JSON.stringify({ event: 'document.uploaded', mortgageId: 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa', documentType: 'income_proof', url: 'https://x.test/d' });
+    const id = 'evt-01jdz8k3n4q2v6x9b7c5t1r0ab';
+    /** The headers of a delivery signed with the right secret at `offsetMs` from now. */
+    const signedAt = (offsetMs: number) => {
+      const timestamp = new Date(Date.now() + offsetMs);
+      return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, timestamp, body) };
+    };
+    expect(verifyWebhook(secret, body, signedAt(0))).toEqual(JSON.parse(body)); // the same delivery, signed now, is genuine
+    for (const offsetMs of [-10 * 60_000, 10 * 60_000]) {
+      expect(() => verifyWebhook(secret, body, signedAt(offsetMs)), `${offsetMs} ms`).toThrow(WebhookVerificationError);
+    }
   });
 
   it('accepts Headers and a byte body, as a fetch-style server gives them', () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { SecretSealer } from '../store.ts';
 import { FILE_MODE, naming, syncDir, type FaultInjector } from './files.ts';
 
-const SEALED_PREFIX = 'sealed:v1:';
+export const SEALED_PREFIX = 'sealed:v1:';
 export const SECRETS_KEY_FILE = 'secrets.key';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -29,7 +29,7 @@ export function secretsKeyId(key: Buffer): string {
 }
 
 /** A key from its text: base64, base64url or hex of 32 bytes. */
-function decodeSecretsKey(text: string, origin: string): Buffer {
+export function decodeSecretsKey(text: string, origin: string): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
   if (key.length !== KEY_BYTES) {
@@ -162,7 +162,7 @@ async function readKeyFile(path: string): Promise<Buffer | null> {
   }
 }
 
-function keyFilePath(dataDir: string, options: SecretsKeyOptions): string {
+export function keyFilePath(dataDir: string, options: SecretsKeyOptions): string {
   return options.keyFile ?? join(dataDir, SECRETS_KEY_FILE);
 }
 

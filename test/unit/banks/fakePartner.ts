@@ -12,7 +12,7 @@ interface FakeAccount {
   accountNumber: string;
 }
 
-interface ScriptedReply {
+export interface ScriptedReply {
   status?: number;
   /** A string is sent as is; anything else as JSON. */
   body?: unknown;

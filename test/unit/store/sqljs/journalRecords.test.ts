@@ -1,7 +1,11 @@
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { StoreCorruptionError } from '../../../../src/store/core/errors.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StorageWriteError, StoreCorruptionError, StoreUnavailableError } from '../../../../src/store/core/errors.ts';
+import { Journal, recoverJournal } from '../../../../src/store/sqljs/journal.ts';
 import { StatementNumbers, encodeRecord, parseJournal } from '../../../../src/store/sqljs/journalRecords.ts';
 import type { JournalRecord } from '../../../../src/store/sqljs/journalRecords.ts';
 
@@ -192,5 +196,167 @@ describe('journal encoding', () => {
     expect(() => parseJournal(second.frame)).toThrow(StoreCorruptionError);
     expect(() => parseJournal(second.frame)).toThrow(/cannot be decoded/);
     expect(parseJournal(Buffer.concat([first.frame, second.frame])).records).toEqual([rec(1), rec(2)]);
+  });
+});
+
+/** One frame around `payload` (any text), with its true length and checksum. */
+function frameOf(payload: string): Buffer {
+  const body = Buffer.from(payload, 'utf8');
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(body.length, 0);
+  header.writeUInt32BE(crc32(body), 4);
+  return Buffer.concat([header, body]);
+}
+
+describe('journal framing: what is a record, a torn tail, or damage', () => {
+  it('a record whose checksum holds but whose content is no record is corruption, with what was wrong as its cause', () => {
+    for (const [payload, cause] of [
+      ['{"lsn":1.5,"ops":[]}', 'malformed record'],
+      ['{"lsn":1,"ops":{}}', 'malformed record'],
+      ['{"lsn":1,"ops":[{"d":1.5,"s":"SELECT 1"}]}', 'malformed statement number'],
+      ['{"lsn":1,"ops":[{"p":[1]}]}', 'malformed op'],
+      ['{"lsn":1,"ops":[{"k":3,"p":[1]}]}', 'statement 3 is used before the journal defines it'],
+    ] as const) {
+      const error = (() => {
+        try {
+          parseJournal(Buffer.concat([journalOf(1), frameOf(payload)]), '/data/journal.log');
+        } catch (err) {
+          return err as StoreCorruptionError;
+        }
+        throw new Error(`${payload} was read`);
+      })();
+      expect(error, payload).toBeInstanceOf(StoreCorruptionError);
+      expect(error.message).toBe(`/data/journal.log: record at byte ${journalOf(1).length} has a valid checksum but cannot be decoded`);
+      expect((error.cause as Error).message, payload).toBe(cause);
+    }
+  });
+
+  it('a frame whose checksum holds but whose payload does not start as a record is a torn tail, not a record', () => {
+    const good = journalOf(1);
+    const parsed = parseJournal(Buffer.concat([good, frameOf('not a record at all')]));
+    expect(parsed.records.map((r) => r.lsn)).toEqual([1]);
+    expect(parsed.goodBytes).toBe(good.length);
+  });
+
+  it('a last record written whole whose checksum fails is damage, refused with how to cut it off; a last record cut short is a torn tail', () => {
+    const good = journalOf(1, 2);
+    const last = frameOf(JSON.stringify({ lsn: 3, ops: [] }));
+    const damaged = Buffer.from(last);
+    damaged[last.length - 2]! ^= 0x01; // inside the payload, after its start
+    expect(() => parseJournal(Buffer.concat([good, damaged]), '/data/journal.log')).toThrow(
+      `/data/journal.log: the last record (bytes ${good.length} to ${good.length + last.length}) is complete but fails its checksum: it was written whole, so it ` +
+        `was probably acknowledged, and it is damaged. Refusing to open. To start without it, keep a copy of the journal and cut it ` +
+        `at byte ${good.length} (cp /data/journal.log /data/journal.log.bak && truncate -s ${good.length} /data/journal.log); see README "Recovering a data directory"`,
+    );
+    // Its checksum damaged instead: the same.
+    const badChecksum = Buffer.from(last);
+    badChecksum[5]! ^= 0x01;
+    expect(() => parseJournal(Buffer.concat([good, badChecksum]))).toThrow(/^journal: the last record .* is complete but fails its checksum/);
+    // One byte short of whole, or one byte past what its header says: a write cut short, or garbage after it.
+    expect(parseJournal(Buffer.concat([good, damaged.subarray(0, damaged.length - 1)])).goodBytes).toBe(good.length);
+    expect(parseJournal(Buffer.concat([good, damaged, Buffer.from([0])])).goodBytes).toBe(good.length);
+    // A header that promises nothing (length 0) is no record either.
+    expect(parseJournal(Buffer.concat([good, frameOf('')])).goodBytes).toBe(good.length);
+  });
+
+  it('damage followed by a valid record is refused with where each is and what to do', () => {
+    const buf = journalOf(1, 2);
+    buf.writeUInt8(buf.readUInt8(20) ^ 0x01, 20);
+    expect(() => parseJournal(buf)).toThrow(
+      `journal: damaged record at byte 0 is followed by a valid record at byte ${journalOf(1).length}; refusing to open ` +
+        `(the records after it were acknowledged). Restore the data directory from a backup, or see README "Recovering a data directory"`,
+    );
+  });
+});
+
+describe('recoverJournal', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'journal-recover-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('a journal that does not exist is an empty one that did not exist; one that cannot be read is an error', async () => {
+    expect(await recoverJournal(join(dir, 'none.log'))).toEqual({ records: [], goodBytes: 0, tornBytes: 0, setAsidePath: null, existed: false });
+    await mkdir(join(dir, 'a-directory.log'));
+    await expect(recoverJournal(join(dir, 'a-directory.log'))).rejects.toMatchObject({ code: 'EISDIR' });
+  });
+
+  it('keeps a whole journal as it is; sets a torn tail aside (named by the time) before cutting it off', async () => {
+    const whole = join(dir, 'whole.log');
+    await writeFile(whole, journalOf(1, 2));
+    expect(await recoverJournal(whole)).toMatchObject({ goodBytes: journalOf(1, 2).length, tornBytes: 0, setAsidePath: null, existed: true });
+    expect((await readdir(dir)).filter((name) => name.startsWith('whole.log.damaged'))).toEqual([]);
+    expect((await readFile(whole)).equals(journalOf(1, 2))).toBe(true);
+
+    const torn = join(dir, 'torn.log');
+    const tail = Buffer.from([0, 0, 0, 60, 0x7b, 0x22]);
+    await writeFile(torn, Buffer.concat([journalOf(1), tail]));
+    const recovered = await recoverJournal(torn, undefined, new Date('2026-11-21T18:00:00.123Z'));
+    expect(recovered).toMatchObject({ goodBytes: journalOf(1).length, tornBytes: tail.length, existed: true, setAsidePath: `${torn}.damaged-2026-11-21T18-00-00-123Z` });
+    expect(recovered.records.map((r) => r.lsn)).toEqual([1]);
+    expect((await readFile(`${torn}.damaged-2026-11-21T18-00-00-123Z`)).equals(tail)).toBe(true);
+    expect((await readFile(torn)).equals(journalOf(1))).toBe(true);
+  });
+});
+
+describe('Journal', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'journal-file-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const record = (lsn: number): JournalRecord => ({ lsn, ops: [{ kind: 'stmt', sql: 'INSERT INTO t (a) VALUES (?)', params: [lsn] }] });
+
+  it('appends records durably: each statement defined once per file, the bytes counted, and the file made 0600 even if it was not', async () => {
+    const path = join(dir, 'appended.log');
+    await writeFile(path, '', { mode: 0o644 });
+    await chmod(path, 0o644);
+    const journal = await Journal.open(path, 0, 0, { onFailure: () => {} });
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const first = journal.encode(record(1));
+    const pending = journal.append(1, first);
+    expect(journal.pendingBytes).toBe(first.frame.length);
+    await pending;
+    const second = journal.encode(record(2));
+    await journal.append(2, second);
+    expect(journal.pendingBytes).toBe(0);
+    expect(journal.bytes).toBe(first.frame.length + second.frame.length);
+    expect(journal.durableLsn).toBe(2);
+    expect(journal.failed).toBe(false);
+    await journal.close();
+    const text = (await readFile(path)).toString('utf8');
+    expect(text.match(/"s":"INSERT INTO t/g)).toHaveLength(1); // the second record names it by number
+    expect(text).toContain('{"k":0,"p":[2]}');
+    expect(parseJournal(await readFile(path)).records).toEqual([record(1), record(2)]);
+  });
+
+  it('after a write fails: the waiters and every later append or flush are refused (by default as StoreUnavailableError), and onFailure is told once', async () => {
+    const path = join(dir, 'failing.log');
+    const failures: Error[] = [];
+    let failNext = false;
+    const faults = {
+      beforeWrite() {
+        if (failNext) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      },
+    };
+    const journal = await Journal.open(path, 0, 0, { onFailure: (err) => failures.push(err), faults });
+    await journal.append(1, journal.encode(record(1)));
+    failNext = true;
+    const refused = await journal.append(2, journal.encode(record(2))).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toBe('store failed: a journal write could not be made durable');
+    expect((refused as Error).cause).toBeInstanceOf(StorageWriteError);
+    expect(journal.failed).toBe(true);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(StorageWriteError);
+    failNext = false;
+    await expect(journal.append(3, journal.encode(record(3)))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(journal.flushed()).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(failures).toHaveLength(1);
+    expect(journal.durableLsn).toBe(1);
+    await journal.close();
+    expect(parseJournal(await readFile(path)).records).toEqual([record(1)]);
   });
 });

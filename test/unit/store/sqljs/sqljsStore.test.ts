@@ -165,6 +165,30 @@ describe('sql.js store durability', () => {
     await third.close();
   });
 
+  it('a journal holding no whole record, only a torn tail shorter than a record header: reopened, written to, and reopened after a crash, it opens with every row', async () => {
+    const { dir, store } = await fresh('torn-header-only');
+    await insert(store, 'a');
+    await store.checkpoint(); // 'a' is in the snapshot; the journal is empty
+    const image = await crashImage(dir, dir + '-img');
+    await insert(store, 'b');
+    const frame = await readFile(join(dir, 'journal.log')); // the record of 'b', whole
+    await store.close();
+    for (let cut = 1; cut < 8; cut++) {
+      // A crash cut the write of 'b' after `cut` bytes: not even its 8-byte header is whole.
+      const torn = await crashImage(image, `${image}-cut-${cut}`);
+      await writeFile(join(torn, 'journal.log'), frame.subarray(0, cut));
+      const reopened = await open(torn, noMigrations);
+      expect(await names(reopened), `cut ${cut}`).toEqual(['a']);
+      await insert(reopened, 'c');
+      await insert(reopened, 'd');
+      const afterCrash = await crashImage(torn, `${torn}-crash`);
+      await reopened.close();
+      const third = await open(afterCrash, noMigrations);
+      expect(await names(third), `cut ${cut}`).toEqual(['a', 'c', 'd']);
+      await third.close();
+    }
+  });
+
   it('garbage appended after the last record is ignored', async () => {
     const { dir, store } = await fresh('torn-garbage');
     await insert(store, 'a');

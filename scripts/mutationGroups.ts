@@ -1,0 +1,51 @@
+/**
+ * The groups of `npm run mutate` (stryker.config.mjs, scripts/mutate.ts): the modules each mutates
+ * and the test files it holds them to (vitest.mutate.config.ts runs them). Each group lists its
+ * unit tests first: the mutation run takes the files in this order.
+ */
+export interface MutationGroup {
+  mutate: string[];
+  testFiles: string[];
+}
+
+export const MUTATION_GROUPS: Record<string, MutationGroup> = {
+  dashboard: {
+    mutate: ['src/dashboard/security.ts', 'src/dashboard/forms.ts'],
+    // Not integrations.test.ts too: the settings forms it posts are decoded in forms.test.ts, and
+    // each of its runs (a sign-up and an invitation) doubled the cost of every dashboard mutant.
+    testFiles: ['test/dashboard/securityChecks.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/security.test.ts'],
+  },
+  // The edge's authentication: API keys and bank tokens.
+  edge: {
+    mutate: [
+      'src/http/security.ts',
+      'src/services/authentication.ts',
+      'src/services/bankVerification.ts:104-136', // bankTokenAuthenticator
+    ],
+    testFiles: [
+      'test/unit/http/security.test.ts',
+      'test/unit/accounts/apiKeyCache.test.ts',
+      'test/api/banksRateLimit.test.ts',
+      'test/api/apiKeys.test.ts',
+      'test/api/banks.test.ts',
+      'test/contract/authMatrix.test.ts',
+    ],
+  },
+  // Rate limits: per API key and partner, and the counters under them.
+  limits: {
+    mutate: ['src/http/rateLimit.ts', 'src/domain/limits/windowCounter.ts', 'src/domain/limits/clientAddress.ts'],
+    testFiles: ['test/unit/http/rateLimit.test.ts', 'test/unit/limits/windowCounter.test.ts', 'test/api/banksRateLimit.test.ts', 'test/api/edge.test.ts'],
+  },
+  idempotency: {
+    mutate: ['src/http/idempotency.ts', 'src/store/idempotency.ts'],
+    testFiles: ['test/unit/http/idempotency.test.ts', 'test/api/idempotency.test.ts'],
+  },
+  store: {
+    mutate: ['src/store/core/sealing.ts', 'src/store/sqljs/journal.ts', 'src/store/sqljs/journalRecords.ts'],
+    testFiles: ['test/unit/store/core/sealing.test.ts', 'test/unit/store/sqljs/journalRecords.test.ts', 'test/unit/store/sqljs/sqljsStore.test.ts', 'test/api/secretsAtRest.test.ts'],
+  },
+  sdk: {
+    mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
+    testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],
+  },
+};

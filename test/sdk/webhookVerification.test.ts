@@ -1,0 +1,37 @@
+/**
+ * The SDK's verifyWebhook (sdk/src/webhooks.ts) on its own, with deliveries signed here as the
+ * service signs them (Standard Webhooks): the headers in the forms servers hand them over, and
+ * genuinely signed payloads that are not events.
+ */
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { verifyWebhook, WebhookVerificationError } from '../../sdk/src/index.ts';
+
+const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
+const EVENT = { event: 'document.uploaded', mortgageId: 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa', documentType: 'income_proof', url: 'https://x.test/d' };
+
+/** The Standard Webhooks headers of `body` signed now with `secret`. */
+function signed(body: string, id = 'evt-01jdz8k3n4q2v6x9b7c5t1r0ac') {
+  const timestamp = new Date();
+  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, timestamp, body) };
+}
+
+describe('verifyWebhook', () => {
+  it('takes a header repeated as an array (as some servers hand repeated headers over): any of its signatures may match', () => {
+    const body = JSON.stringify(EVENT);
+    const headers = signed(body);
+    const other = new Webhook(`whsec_${Buffer.from('another secret of 32 bytes!!!!!!').toString('base64')}`).sign('evt-x', new Date(), body);
+    expect(verifyWebhook(secret, body, { ...headers, 'webhook-signature': [other, headers['webhook-signature']] })).toEqual(EVENT);
+    expect(() => verifyWebhook(secret, body, { ...headers, 'webhook-signature': [other] })).toThrow(WebhookVerificationError);
+    // Names in any case, and headers left undefined, as Node's IncomingHttpHeaders may hold them.
+    expect(verifyWebhook(secret, body, { 'Webhook-Id': headers['webhook-id'], 'WEBHOOK-TIMESTAMP': headers['webhook-timestamp'], 'webhook-signature': headers['webhook-signature'], 'x-other': undefined })).toEqual(EVENT);
+  });
+
+  it('refuses a genuinely signed payload that is not an event: empty, null, not an object, or without a string `event`', () => {
+    for (const body of ['', 'null', '"document.uploaded"', '42', '[]', '{}', '{"event":5}', '{"type":"document.uploaded"}']) {
+      const verify = () => verifyWebhook(secret, body, signed(body));
+      expect(verify, body).toThrow(WebhookVerificationError);
+      expect(verify, body).toThrow('The payload is not an event');
+    }
+  });
+});
