@@ -13,7 +13,7 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/dashboard/security.ts', 'src/dashboard/forms.ts'],
     // Not integrations.test.ts too: the settings forms it posts are decoded in forms.test.ts, and
     // each of its runs (a sign-up and an invitation) doubled the cost of every dashboard mutant.
-    testFiles: ['test/dashboard/securityChecks.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/security.test.ts'],
+    testFiles: ['test/unit/dashboard/securityChecks.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/security.test.ts'],
   },
   // The edge's authentication: API keys and bank tokens.
   edge: {
@@ -24,17 +24,17 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     ],
     testFiles: [
       'test/unit/http/security.test.ts',
-      'test/unit/accounts/apiKeyCache.test.ts',
-      'test/api/banksRateLimit.test.ts',
+      'test/unit/services/apiKeyCache.test.ts',
+      'test/api/banks/rateLimit.test.ts',
       'test/api/apiKeys.test.ts',
-      'test/api/banks.test.ts',
+      'test/api/banks/verification.test.ts',
       'test/contract/authMatrix.test.ts',
     ],
   },
   // Rate limits: per API key and partner, and the counters under them.
   limits: {
     mutate: ['src/http/rateLimit.ts', 'src/domain/limits/windowCounter.ts', 'src/domain/limits/clientAddress.ts'],
-    testFiles: ['test/unit/http/rateLimit.test.ts', 'test/unit/limits/windowCounter.test.ts', 'test/api/banksRateLimit.test.ts', 'test/api/edge.test.ts'],
+    testFiles: ['test/unit/http/rateLimit.test.ts', 'test/unit/domain/limits/windowCounter.test.ts', 'test/api/banks/rateLimit.test.ts', 'test/api/edge.test.ts'],
   },
   idempotency: {
     mutate: ['src/http/idempotency.ts', 'src/store/idempotency.ts'],

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestApp, type TestAccount } from '../helpers/testApp.ts';
-import { manualClock } from './webhooksReceiver.ts';
+import { manualClock } from '../helpers/webhookReceiver.ts';
 
 let app: TestApp;
 let account: TestAccount;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.d.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
+import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 
 type Application = components['schemas']['Application'];
 type CreateBody = components['schemas']['ApplicationCreateRequest'];

@@ -14,7 +14,7 @@ import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { bodyParsers } from '../../src/http/bodyParsers.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from './webhooksReceiver.ts';
+import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 
 type DocumentView = components['schemas']['Document'];
 

@@ -12,7 +12,7 @@ import { newId } from '../../src/ids.ts';
 import { startBackgroundWork } from '../../src/background.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from '../../src/services/events.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { manualClock, startReceiver } from './webhooksReceiver.ts';
+import { manualClock, startReceiver } from '../helpers/webhookReceiver.ts';
 
 const DAY = 24 * 3_600_000;
 const clock = manualClock(Date.parse('2026-11-21T18:30:00.000Z'));

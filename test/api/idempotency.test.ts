@@ -11,7 +11,7 @@ import { sweepIdempotencyKeys } from '../../src/background.ts';
 import type { Store } from '../../src/store/store.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { manualClock } from './webhooksReceiver.ts';
+import { manualClock } from '../helpers/webhookReceiver.ts';
 
 const clock = manualClock(Date.parse('2026-11-21T18:00:00.000Z'));
 let app: TestApp;

@@ -13,7 +13,7 @@ import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import { spec } from '../helpers/contractFetch.ts';
 import { apiClient, startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { startReceiver, type Receiver } from './webhooksReceiver.ts';
+import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 
 let app: TestApp;
 let lender: TestAccount;

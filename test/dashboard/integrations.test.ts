@@ -10,7 +10,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
-import { manualClock, startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { manualClock, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { eventually } from '../helpers/server.ts';
 import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
 import { DashboardClient, signUpWith, type PageResponse } from './httpClient.ts';

@@ -14,7 +14,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTestApp, type TestApp } from '../helpers/testApp.ts';
-import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { haveChromium, launchChromium, screenshot, seriousA11yViolations, watchCsp, type A11yViolation } from './browser.ts';
 
 const PASSWORD = 'a long and memorable passphrase';

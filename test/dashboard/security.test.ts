@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sweepSessions } from '../../src/services/sessions.ts';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
-import { manualClock } from '../api/webhooksReceiver.ts';
+import { manualClock } from '../helpers/webhookReceiver.ts';
 import { DashboardClient, csrfTokenOf, signUpWith } from './httpClient.ts';
 
 /** Every scrypt the app runs in this process (password hashes and checks), counted. */

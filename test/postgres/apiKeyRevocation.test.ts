@@ -16,7 +16,7 @@ import { SHARED_CACHE_TTL_MS } from '../../src/services/authentication.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestApp, type TestAccount } from '../helpers/testApp.ts';
-import { manualClock } from '../api/webhooksReceiver.ts';
+import { manualClock } from '../helpers/webhookReceiver.ts';
 
 let database: TempDatabase;
 let a: TestApp;

@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountWithCli, runAdmin, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
-import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
 
 const BANK_SECRET = 'scale-out-test-bank-secret-0123456789abcdef';

@@ -19,7 +19,7 @@ import {
   type MortgageClient,
   type WebhookEvent,
 } from '../../sdk/src/index.ts';
-import { startReceiver, type Receiver } from '../api/webhooksReceiver.ts';
+import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { spec } from '../helpers/contractFetch.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';

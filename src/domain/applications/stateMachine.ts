@@ -19,7 +19,7 @@ import type { components } from '../../../generated/api.d.ts';
 
 export type ApplicationStatus = components['schemas']['ApplicationStatus'];
 
-/** Every status, for walking the table (test/unit/applications/specEnums.test.ts ties it to the spec's enum both ways). */
+/** Every status, for walking the table (test/unit/contract/specEnums.test.ts ties it to the spec's enum both ways). */
 export const APPLICATION_STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const satisfies readonly ApplicationStatus[];
 
 export const APPLICATION_ACTIONS = ['submit', 'decide', 'approve', 'decline', 'withdraw'] as const;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected } from '../../../src/banks/connector.ts';
 import { HttpConnector, MAX_PARTNER_RESPONSE_BYTES } from '../../../src/banks/httpConnector.ts';
 import { systemClock } from '../../../src/clock.ts';
-import { startFakePartner, type FakePartner } from './fakePartner.ts';
+import { startFakePartner, type FakePartner } from '../../helpers/fakeBankPartner.ts';
 
 const log = pino({ level: 'silent' });
 const config = { partnerAllowedHosts: ['127.0.0.1'], partnerTimeoutMs: 300, partnerMaxAttempts: 3, partnerRetryBaseMs: 10 };

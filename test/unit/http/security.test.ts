@@ -2,7 +2,7 @@
  * The edge's security handlers (src/http/security.ts) on their own, over a stand-in context: the
  * bearer token read from Authorization, API keys handed to the authenticator, and bank tokens'
  * limits: failed authentications per client address (only refused credentials count), and the
- * partner's quota counted for proven tokens only. test/api/banksRateLimit.test.ts holds them over HTTP.
+ * partner's quota counted for proven tokens only. test/api/banks/rateLimit.test.ts holds them over HTTP.
  */
 import type { Context } from 'koa';
 import { describe, expect, it } from 'vitest';

@@ -1,0 +1,71 @@
+/**
+ * A dispatcher whose claims fail (the database is down) warns once, then at most once a minute
+ * with how many claims failed meanwhile, and says when claims work again: it tries at every poll
+ * and every publish, and an outage used to log a warning at each. Real app and store, with the
+ * store's transactions made to fail, and a clock the test moves by hand.
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { AppContext } from '../../../src/context.ts';
+import { WebhookDispatcher } from '../../../src/events/dispatcher.ts';
+import { createLogger } from '../../../src/log.ts';
+import type { Store } from '../../../src/store/store.ts';
+import { manualClock } from '../../helpers/webhookReceiver.ts';
+import { startTestApp, type TestApp } from '../../helpers/testApp.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ env: { WEBHOOK_POLL_INTERVAL_MS: '60000' } });
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+it('warns on the first failed claim, counts the next ones for a minute, and says when claims work again', async () => {
+  const lines: Array<{ level: number; msg: string; failedClaims?: number; failingForMs?: number }> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  let down = true;
+  const store: Store = Object.create(app.ctx.store, {
+    transaction: {
+      value: <T>(fn: Parameters<Store['transaction']>[0]) =>
+        down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : (app.ctx.store.transaction(fn) as Promise<T>),
+    },
+  });
+  const clock = manualClock();
+  const ctx: AppContext = { ...app.ctx, store, clock, log: createLogger('info', destination) };
+  const dispatcher = new WebhookDispatcher(ctx);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+  const claimNow = async () => {
+    dispatcher.wake();
+    await settle();
+  };
+  const said = () => lines.map((l) => [l.msg, l.failedClaims, l.failingForMs]);
+  try {
+    dispatcher.start(); // its first look fails
+    await settle();
+    for (let i = 0; i < 9; i++) {
+      clock.advance(5_000);
+      await claimNow();
+    }
+    expect(said()).toEqual([['webhook dispatcher could not claim deliveries', undefined, undefined]]);
+    clock.advance(15_000); // a minute after the first warning
+    await claimNow();
+    expect(said()).toEqual([
+      ['webhook dispatcher could not claim deliveries', undefined, undefined],
+      ['webhook dispatcher still cannot claim deliveries', 10, 60_000],
+    ]);
+    down = false;
+    clock.advance(1_000);
+    await claimNow();
+    await claimNow();
+    expect(said().slice(2)).toEqual([['webhook dispatcher claims deliveries again', undefined, 61_000]]);
+    expect(lines.map((l) => l.level)).toEqual([40, 40, 30]);
+  } finally {
+    await dispatcher.stop();
+  }
+});
