@@ -49,6 +49,28 @@ describe('decodeForm', () => {
     expect(Object.getPrototypeOf(body.flatFees[0])).toBeNull();
   });
 
+  it('says which field it refused and why, naming a long field by its first 100 characters', () => {
+    const schema = requestSchema('updatePricing');
+    const refusal = (pairs: Array<[string, string]>) => {
+      try {
+        decodeForm(form(pairs), schema);
+      } catch (err) {
+        return err as { detail: string; facts: { errors: Array<{ pointer: string; message: string }> } };
+      }
+      throw new Error('the form was not refused');
+    };
+    expect(refusal([['/__proto__/x', 'y']]).detail).toBe('The form field "/__proto__/x" uses a reserved name.');
+    expect(refusal([['/a//b', 'y']]).detail).toBe('The form field "/a//b" has an empty segment.');
+    expect(refusal([['/flatFees/0/name', 'a'], ['/flatFees/x/name', 'b']]).detail).toBe('The form field "/flatFees/x/name" names a row that is not a number.');
+    expect(refusal([['/baseRates', 'x'], ['/baseRates/0/rate', '1']]).detail).toBe('The form field "/baseRates/0/rate" sets a value inside another field.');
+    const long = `/constructor/${'x'.repeat(300)}`;
+    const cut = refusal([[long, 'y']]);
+    expect(cut.detail).toBe(`The form field "${long.slice(0, 100)}…" uses a reserved name.`);
+    expect(cut.facts.errors).toEqual([{ pointer: `${long.slice(0, 100)}…`, message: 'is not a field of this form' }]);
+    const exact = `/constructor/${'x'.repeat(100 - '/constructor/'.length)}`;
+    expect(refusal([[exact, 'y']]).detail).toBe(`The form field "${exact}" uses a reserved name.`);
+  });
+
   it("a text field breaking the text rule gets the API's own message beside it", () => {
     // (A form cannot carry an unpaired surrogate: form encoding, like URLSearchParams, makes it U+FFFD.)
     for (const name of ['a\u0000b', 'a\u001bb', 'a\nb']) {
