@@ -152,6 +152,9 @@ describe('decodeForm, over a schema of its own', () => {
     expect(decodeForm(form([['/unknown/a1', 'x'], ['/other/1a', 'y']]), schema).body).toEqual({ unknown: { a1: 'x' }, other: { '1a': 'y' } });
     const rows = decodeForm(form(Array.from({ length: 12 }, (_, i): [string, string] => [`/rows/${i}/n`, String(i)])), schema);
     expect(rows.body).toEqual({ rows: Array.from({ length: 12 }, (_, i) => ({ n: i })) });
+    const tenth = decodeForm(form([['/rows/10/n', '7']]), schema);
+    expect(tenth.body).toEqual({ rows: [{ n: 7 }] });
+    expect(tenth.fieldOf('/rows/0/n')).toBe('/rows/10/n');
   });
 });
 
