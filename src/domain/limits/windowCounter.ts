@@ -38,6 +38,11 @@ export class WindowCounter {
     return this.limit > 0;
   }
 
+  /** Keys held in memory: those with a window that has not been swept since it ended. */
+  get size(): number {
+    return this.#windows.size;
+  }
+
   take(key: string, now: number): Taken {
     if (!this.enabled) return { allowed: true, remaining: Infinity, retryAfterSeconds: 0, release: () => {} };
     this.#sweep(now);

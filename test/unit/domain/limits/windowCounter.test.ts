@@ -28,6 +28,26 @@ describe('WindowCounter', () => {
     expect(counter.take('b', WINDOW_MS + 1).allowed).toBe(false);
   });
 
+  it('memory follows active keys: ended windows are dropped by a sweep at most once a minute, live ones kept', () => {
+    const counter = new WindowCounter(5);
+    counter.take('early', 0); // a counter starts as if it had just swept at time 0
+    counter.take('late', 30_000);
+    expect(counter.size).toBe(2);
+    // 'early' ended at 60 s, but the last sweep was at 0: the next one comes at 60 s.
+    counter.take('late', 59_999);
+    expect(counter.size).toBe(2);
+    counter.take('other', 60_000);
+    expect(counter.size).toBe(2); // 'early' dropped; 'late' (until 90 s) and 'other' kept
+    counter.take('late', 60_001); // 'late' still counting in its window
+    expect(counter.take('late', 60_002).remaining).toBe(1);
+    // No sweep before 120 s, though 'late' ended at 90 s.
+    counter.take('x', 119_999);
+    expect(counter.size).toBe(3);
+    counter.take('x', 120_000);
+    expect(counter.size).toBe(1); // 'late' and 'other' (ended at 120 s exactly) dropped; 'x' (from 119.999 s) kept
+    expect(new WindowCounter(0).size).toBe(0);
+  });
+
   it('a refused use has nothing to release', () => {
     const counter = new WindowCounter(1);
     counter.take('a', 0);
