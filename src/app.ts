@@ -10,6 +10,7 @@ import { dashboard } from './dashboard/index.ts';
 import { errorHandler } from './http/errorHandler.ts';
 import { isApiPath, ServiceApp } from './http/framework/koaFastPath.ts';
 import { fail } from './errors.ts';
+import { observeRequests } from './http/observe.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
 import { securityHandlers } from './http/security.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
@@ -35,10 +36,14 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
 
   const requestId = requestIdMiddleware();
   const problems = errorHandler(ctx.log);
+  // Metrics and spans per request; null (not installed at all) when both are off.
+  const observe = observeRequests(ctx);
   const nothingAfter = async () => {};
+  const answer = (koa: Koa.Context) => problems(koa, () => contract.middleware(koa, nothingAfter));
   // /v1 by ServiceApp's own path: the same middleware as below, in the same order.
-  app.api = (koa) => requestId(koa, () => problems(koa, () => contract.middleware(koa, nothingAfter))) as Promise<void>;
+  app.api = (observe ? (koa) => requestId(koa, () => observe(koa, () => answer(koa))) : (koa) => requestId(koa, () => answer(koa))) as (koa: Koa.Context) => Promise<void>;
   app.use(requestId);
+  if (observe) app.use(observe);
   app.use(problems);
   const siteMiddleware = site.routes() as unknown as Koa.Middleware;
   app.use(async (koa, next) => {

@@ -60,6 +60,28 @@ export interface Config {
   database: DatabaseConfig;
   /** The dashboard at /dashboard (issue 15); see docs/partners/dashboard.md. */
   dashboard: DashboardConfig;
+  /** Metrics and traces (issue 28); see docs/operators/metrics.md and docs/operators/tracing.md. */
+  telemetry: TelemetryConfig;
+}
+
+/** Where metrics are served (docs/operators/metrics.md) and whether traces are exported: the OTEL_* variables are in docs/operators/tracing.md. */
+interface TelemetryConfig {
+  /**
+   * METRICS_PORT: the port of the metrics listener (Prometheus text format at /metrics, no API key),
+   * separate from the API's. Unset (the default): no listener and no metrics kept; 0 picks a free port.
+   */
+  metricsPort: number | null;
+  /** METRICS_HOST: the address the metrics listener binds (default 127.0.0.1, so it is never public by accident). */
+  metricsHost: string;
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER: tracing
+   * is on when one of them is set (and OTEL_TRACES_EXPORTER is not `none`, OTEL_SDK_DISABLED not
+   * `true`). The OpenTelemetry SDK reads the standard OTEL_* variables itself (exporter, headers,
+   * sampler, service name): they are listed in `otel` as read here, and handed to it unchanged.
+   */
+  tracing: boolean;
+  /** OTEL_*: every OpenTelemetry variable set, as read once here (what the SDK will use). */
+  otel: Record<string, string>;
 }
 
 /** Settings of the dashboard's sign-in; see docs/operators/security.md. */
@@ -289,6 +311,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     signUpsPerAddressPerMinute: integer(env, 'DASHBOARD_SIGN_UPS_PER_ADDRESS_PER_MINUTE', 5, 0, 1_000_000, problems),
   };
 
+  const metricsPortText = env.METRICS_PORT?.trim() || null;
+  const metricsPort = metricsPortText === null ? null : Number(metricsPortText);
+  if (metricsPort !== null && !(/^\d{1,5}$/.test(metricsPortText!) && metricsPort <= 65535)) problems.push(`METRICS_PORT must be a port number from 0 to 65535, got "${env.METRICS_PORT}"`);
+  const telemetry: TelemetryConfig = { metricsPort, metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1', ...tracingConfig(env) };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -308,5 +335,18 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     storageProbeIntervalMs,
     database,
     dashboard,
+    telemetry,
   };
+}
+
+/** Whether traces are exported, and the OTEL_* variables as read (handed to the OpenTelemetry SDK). */
+function tracingConfig(env: Env): Pick<TelemetryConfig, 'tracing' | 'otel'> {
+  const otel: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (name.startsWith('OTEL_') && value !== undefined && value.trim() !== '') otel[name] = value.trim();
+  const exporter = otel.OTEL_TRACES_EXPORTER?.toLowerCase();
+  const tracing =
+    otel.OTEL_SDK_DISABLED?.toLowerCase() !== 'true' &&
+    exporter !== 'none' &&
+    (exporter !== undefined || otel.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined);
+  return { tracing, otel };
 }

@@ -7,6 +7,8 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { ApiKeyPrincipal, BankTokenPrincipal } from './contract/principals.ts';
 import type { Logger } from './log.ts';
+import type { Metrics } from './observability/metrics.ts';
+import type { Tracer } from './observability/tracing.ts';
 import type { Resolver } from './net/resolve.ts';
 import type { Store } from './store/store.ts';
 
@@ -40,4 +42,8 @@ export interface AppContext {
   readonly authenticate: Authenticators;
   /** Set when several instances share the store: rate limits count there, not in this process. */
   readonly countShared?: SharedRequestCounter;
+  /** The app's Prometheus metrics (a registry of its own); null when METRICS_PORT is unset (nothing is counted). */
+  readonly metrics: Metrics | null;
+  /** Where spans go; null when tracing is off (no span is made). */
+  readonly tracer: Tracer | null;
 }

@@ -14,6 +14,7 @@ import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createContext } from './createContext.ts';
 import { createLogger } from './log.ts';
+import { startMetricsServer } from './observability/metricsServer.ts';
 import { openStore } from './store/open.ts';
 import { redactDatabaseUrl } from './store/postgres/pgStore.ts';
 
@@ -32,6 +33,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // Before anything is traced; loaded only when tracing is on (see src/observability/tracingSdk.ts).
+  const sdk = config.telemetry.tracing ? await import('./observability/tracingSdk.ts') : null;
+  const tracing = sdk ? sdk.startTracing(config.telemetry.otel) : null;
   // Only the service's user may enter DATA_DIR (database, documents, secrets, the admin socket),
   // whatever the umask it was started under.
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     storageProbeIntervalMs: config.storageProbeIntervalMs,
     onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
   });
-  const ctx = createContext({ config, store, clock: systemClock, log });
+  const ctx = createContext({ config, store, clock: systemClock, log, tracer: tracing?.tracer ?? null });
 
   const { app } = await buildApp(ctx);
   const server = http.createServer(app.callback());
@@ -54,6 +58,10 @@ async function main(): Promise<void> {
   // On PostgreSQL the admin command line writes to the database itself; the socket is for sql.js's one process.
   const adminSocket = store.sharedByInstances ? { close: async () => {} } : await startAdminSocket(ctx);
   const background = startBackgroundWork(ctx);
+  // Scraped without an API key: on its own port, bound to METRICS_HOST (127.0.0.1 unless told otherwise).
+  const metricsServer = ctx.metrics && config.telemetry.metricsPort !== null ? await startMetricsServer(ctx.metrics, config.telemetry.metricsHost, config.telemetry.metricsPort) : null;
+  if (metricsServer) log.info({ port: metricsServer.port, host: config.telemetry.metricsHost }, 'metrics listening at /metrics');
+  if (sdk) log.info({ to: new URL(sdk.tracesEndpoint(config.telemetry.otel)).origin }, 'exporting traces');
   const database = config.database.url === null ? { engine: 'sqljs' } : { engine: 'postgres', databaseUrl: redactDatabaseUrl(config.database.url) };
   log.info({ port, host: config.host, dataDir: config.dataDir, ...database, docs: `http://${config.host}:${port}/docs` }, 'listening');
 
@@ -75,7 +83,9 @@ async function main(): Promise<void> {
     clearInterval(reaper);
     await adminSocket.close();
     await Promise.all(background.map((task) => task.stop()));
+    await metricsServer?.close();
     await store.close();
+    await tracing?.shutdown().catch((err: Error) => log.warn({ err: err.message }, 'the last spans could not be exported'));
     log.info('stopped');
     process.exit(0);
   };

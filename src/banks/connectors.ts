@@ -26,5 +26,5 @@ export async function connectorFor(partner: BankPartnerRecord, ctx: AppContext):
       throw new BankPartnerUnavailable("the partner's stored credential does not open with this server's secret; set it again");
     }
   }
-  return new HttpConnector({ partnerId: partner.partnerId, baseUrl: partner.baseUrl, credential }, ctx.config.bank, ctx.clock, ctx.log);
+  return new HttpConnector({ partnerId: partner.partnerId, baseUrl: partner.baseUrl, credential }, ctx.config.bank, ctx.clock, ctx.log, ctx);
 }

@@ -25,6 +25,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { inSpan, SpanKind, type Tracer } from '../observability/tracing.ts';
 import type { BankConfig } from '../config.ts';
 import { createAjv } from '../contract/spec.ts';
 import { ACCOUNT_NUMBER_PATTERN } from '../domain/banks/accountNumber.ts';
@@ -110,8 +112,10 @@ export class HttpConnector implements BankConnector {
   readonly #config: PartnerConfig;
   readonly #clock: Clock;
   readonly #log: Logger;
+  readonly #telemetry: { metrics: Metrics | null; tracer: Tracer | null };
 
-  constructor(partner: HttpPartner, config: PartnerConfig, clock: Clock, log: Logger) {
+  constructor(partner: HttpPartner, config: PartnerConfig, clock: Clock, log: Logger, telemetry: { metrics: Metrics | null; tracer: Tracer | null } = { metrics: null, tracer: null }) {
+    this.#telemetry = telemetry;
     this.#partner = partner;
     this.#config = config;
     this.#clock = clock;
@@ -139,8 +143,32 @@ export class HttpConnector implements BankConnector {
     return { holderName: answer.body.holderName, accountNumber: answer.body.accountNumber };
   }
 
-  /** One partner call with the retry policy; resolves with any non-5xx answer. */
-  async #call(name: string, method: 'GET' | 'POST', relativePath: string, json?: unknown): Promise<PartnerAnswer> {
+  /**
+   * One partner call with the retry policy, in a span `bank_partner.<name>` (partner id and status;
+   * never the token, the credential or the account), counted by outcome.
+   */
+  #call(name: string, method: 'GET' | 'POST', relativePath: string, json?: unknown): Promise<PartnerAnswer> {
+    const { metrics, tracer } = this.#telemetry;
+    const started = performance.now();
+    const attributes = { 'mos.bank_partner.id': this.#partner.partnerId, 'http.request.method': method };
+    return inSpan(tracer, `bank_partner.${name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      let outcome = 'unavailable';
+      try {
+        const answer = await this.#retried(name, method, relativePath, json);
+        span?.setAttribute('http.response.status_code', answer.status);
+        outcome = 'answered';
+        return answer;
+      } catch (err) {
+        if (err instanceof BankPartnerBadResponse) outcome = 'bad_response';
+        throw err;
+      } finally {
+        metrics?.bankPartnerCalls.inc({ call: name, outcome });
+        metrics?.bankPartnerCallDuration.observe({ call: name, outcome }, (performance.now() - started) / 1000);
+      }
+    });
+  }
+
+  async #retried(name: string, method: 'GET' | 'POST', relativePath: string, json?: unknown): Promise<PartnerAnswer> {
     const base = partnerBaseUrlDecision(this.#partner.baseUrl, this.#config.partnerAllowedHosts);
     if (!base.ok) throw new BankPartnerUnavailable(`the partner's base URL is not allowed: ${base.reason}`);
     const url = new URL(relativePath, base.url);

@@ -76,7 +76,8 @@ export function dashboard(ctx: AppContext): Middleware {
       // A store that cannot serve now is the same 503 the API answers, with its Retry-After.
       err = storeUnavailability(err) ?? err;
       const status = err instanceof DashboardFormTooLarge ? 413 : isAppError(err) ? statusOf(err) : 500;
-      if (status >= 500) ctx.log.error({ err, requestId: koa.state.requestId, path: koa.path }, 'dashboard page failed');
+      if (isAppError(err)) koa.state.problemCode = err.code; // counted by the edge's metrics (a 429's kind)
+      if (status >= 500) ctx.log.error({ err, requestId: koa.state.requestId, traceId: koa.state.traceId, path: koa.path }, 'dashboard page failed');
       const message = err instanceof DashboardFormTooLarge ? err.message : isAppError(err) && status < 500 ? err.detail : 'Something went wrong on our side; try again in a moment.';
       if (isAppError(err) && err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
       render(koa, 'error', { title: TITLES[status] ?? 'Error', status, message }, status);

@@ -40,6 +40,8 @@ import {
 } from '../store/outbox.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
+import { recordDelivery } from '../observability/outcomes.ts';
+import { inSpan, rememberedTrace, ROOT_CONTEXT, SpanKind, traceContextApi, traceHeaders, type Span } from '../observability/tracing.ts';
 import { onPublish } from './outbox.ts';
 import { signDelivery, signingSecrets } from './signing.ts';
 
@@ -73,6 +75,7 @@ export class WebhookDispatcher {
   private readonly leaseMs: number;
   private readonly stopGraceMs: number;
   private readonly client: GuardedClient;
+  private readonly telemetry: Pick<AppContext, 'metrics' | 'tracer'>;
   private readonly perEndpoint = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
@@ -94,6 +97,7 @@ export class WebhookDispatcher {
     this.clock = ctx.clock;
     this.log = ctx.log;
     this.config = ctx.config.webhooks;
+    this.telemetry = ctx;
     this.random = options.random ?? Math.random;
     this.leaseMs = options.leaseMs ?? this.config.timeoutMs + 5_000;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
@@ -130,7 +134,7 @@ export class WebhookDispatcher {
       return;
     }
     this.pumping = true;
-    this.pumped = this.pump();
+    this.pumped = this.telemetry.tracer === null ? this.pump() : traceContextApi.with(ROOT_CONTEXT, () => this.pump()); // in no request's trace
   }
 
   /** Stops claiming, lets sends in flight finish (up to the grace period), and closes connections. */
@@ -256,12 +260,22 @@ export class WebhookDispatcher {
     this.sends.add(send);
   }
 
-  private async deliver(d: ClaimedDelivery, release: () => void): Promise<void> {
+  /** Sends one delivery in a span that joins the publishing request's trace when this process remembers it. */
+  private deliver(d: ClaimedDelivery, release: () => void): Promise<void> {
+    const attributes = { 'mos.event_type': d.eventType, 'mos.delivery.attempt': d.attempts + 1 };
+    const options = { kind: SpanKind.CLIENT, attributes, parent: rememberedTrace(d.eventId) ?? ROOT_CONTEXT };
+    return inSpan(this.telemetry.tracer, 'webhook.delivery', options, (span) => this.send(d, release, span));
+  }
+
+  private async send(d: ClaimedDelivery, release: () => void, span: Span | null): Promise<void> {
     const attemptedAt = this.clock.now();
     const headers = signDelivery(d.eventId, attemptedAt, d.payload, signingSecrets(d, attemptedAt));
+    if (span) Object.assign(headers, traceHeaders()); // the partner can join this trace
     const response = await this.client.post(d.url, d.payload, headers, this.stopping.signal);
     release();
-    if (this.stopping.signal.aborted && response.statusCode === null) {
+    const abandoned = this.stopping.signal.aborted && response.statusCode === null;
+    recordDelivery(this.telemetry.metrics, span, abandoned ? 'abandoned' : attemptVerdict(response.statusCode), response.statusCode, response.durationMs);
+    if (abandoned) {
       // Abandoned by stop(): not the receiver's fault, so no attempt is counted; due again at once.
       await this.store.transaction((tx) => releaseLease(tx, d, d.leaseToken, attemptedAt.toISOString()));
       return;

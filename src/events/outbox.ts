@@ -5,6 +5,7 @@
  * or roll back together. The dispatcher sends them after the commit.
  */
 import { newId } from '../ids.ts';
+import { rememberTrace } from '../observability/tracing.ts';
 import { insertDeliveries, insertEvent, subscribedEndpointIds } from '../store/outbox.ts';
 import type { Tx } from '../store/store.ts';
 import { payloadProblem, type WebhookEventPayload } from './catalog.ts';
@@ -66,6 +67,9 @@ export async function publishEvent(
     ? [options.onlyWebhookId]
     : await subscribedEndpointIds(tx, event.accountId, event.payload.event);
   await insertDeliveries(tx, { webhookIds: endpoints, eventId, accountId: event.accountId, dueAt: occurredAt });
-  if (endpoints.length > 0) setImmediate(nudgeDispatchers);
+  if (endpoints.length > 0) {
+    rememberTrace(eventId); // its deliveries, sent by this process, join the publishing request's trace
+    setImmediate(nudgeDispatchers);
+  }
   return { eventId };
 }

@@ -15,6 +15,7 @@ import type { OperationHandlers, RawResult, RequestContext } from '../contract/h
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { isAppError } from '../errors.ts';
 import { lazyChild } from '../log.ts';
+import { inSpan } from '../observability/tracing.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
 import { ApiProblem, problemBody, problems } from './problem.ts';
@@ -135,7 +136,8 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       // A child logger per request costs more than most handlers use it: made on first use of a level that is written.
       log: {
         get(this: RequestContext) {
-          return (koaOf(this).state.log ??= lazyChild(app.log, { requestId: this.requestId }));
+          const state = koaOf(this).state;
+          return (state.log ??= lazyChild(app.log, state.traceId ? { requestId: this.requestId, traceId: state.traceId } : { requestId: this.requestId }));
         },
       },
       principal: {
@@ -161,8 +163,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         body: koa.state.body,
         headers: koa.request.headers,
       };
+      const call = (context: RequestContext) => (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, context) as Promise<OperationResult>;
+      // The use case as a child span of the request's (named by the operation it serves).
       const run = (context: RequestContext = ctx as RequestContext) =>
-        (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, context) as Promise<OperationResult>;
+        app.tracer === null ? call(context) : inSpan(app.tracer, `use_case ${operationId}`, {}, () => call(context));
 
       const idempotencyKey = koa.get('Idempotency-Key');
       const principal = koa.state.principal as ApiKeyPrincipal | undefined;
@@ -208,6 +212,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     } catch (err) {
       return notRouted(koa, err);
     }
+    koa.state.operationId = operation.operationId;
     const c = { api, request: apiRequest, operation } as unknown as ApiContext;
     c.security = await runSecurity(operation, koa);
     if (c.security.authorized) await afterSecurity(c, koa);

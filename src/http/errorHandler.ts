@@ -60,8 +60,9 @@ export function errorHandler(log: Logger): Middleware {
       await next();
     } catch (err) {
       const problem = toProblem(err);
+      ctx.state.problemCode = problem.code;
       if (problem.status >= 500) {
-        log.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+        log.error({ err, requestId: ctx.state.requestId, traceId: ctx.state.traceId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = problem.status;
       if (problem.status === 413) closeAfterResponse(ctx); // answer first, then drain a bounded amount and close
@@ -74,6 +75,7 @@ export function errorHandler(log: Logger): Middleware {
         log.info(
           {
             requestId: ctx.state.requestId,
+            traceId: ctx.state.traceId,
             method: ctx.method,
             path: ctx.path,
             status: ctx.status,

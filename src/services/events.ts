@@ -9,6 +9,7 @@ import { fail } from '../errors.ts';
 import { createdRangeOrRefuse } from './createdRange.ts';
 import type { WebhookEventType } from '../events/catalog.ts';
 import { findEvent, listEvents as listEventRecords, pruneEventsBefore, type EventRecord } from '../store/events.ts';
+import { pendingDeliveryBacklog } from '../store/outbox.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 
 export type Event = components['schemas']['Event'];
@@ -67,4 +68,9 @@ export async function pruneExpiredEvents(ctx: AppContext): Promise<number> {
     deleted += taken;
     if (taken < PRUNE_BATCH) return deleted;
   }
+}
+
+/** How many webhook deliveries wait in the outbox and since when (the metrics' outbox gauges). */
+export function outboxBacklog(ctx: Pick<AppContext, 'store'>): Promise<{ pending: number; oldestCreatedAt: string | null }> {
+  return ctx.store.read((db) => pendingDeliveryBacklog(db));
 }

@@ -29,6 +29,8 @@ import {
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { recordExport } from '../observability/outcomes.ts';
+import { traceContextApi, type Span } from '../observability/tracing.ts';
 import {
   countExportFormats,
   deleteExportFormat as deleteFormatRow,
@@ -128,7 +130,10 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
     open: (signal) => {
       const writer = createExportWriter(spec, fields, startedAt);
       const log = ctx.log.child({ export: formatName });
-      return Readable.from(exportChunks(ctx, query, writer, ctx.config.exportBatchSize, signal, log), {
+      // The stream outlives the handler: its span (a child of the use case's) ends with it.
+      const span = ctx.tracer?.startSpan('export.stream', { attributes: { 'mos.export.format': spec.base } }, traceContextApi.active()) ?? null;
+      const observed = { format: spec.base, span };
+      return Readable.from(exportChunks(ctx, query, writer, ctx.config.exportBatchSize, signal, log, observed), {
         objectMode: false,
         // A few pieces are buffered ahead at most: the next batch is read only once they have gone on.
         highWaterMark: 64 * 1024,
@@ -145,14 +150,18 @@ async function* exportChunks(
   batchSize: number,
   signal: AbortSignal,
   log: Logger,
+  observed: { format: string; span: Span | null },
 ): AsyncGenerator<string> {
   const started = performance.now();
   let records = 0;
   let batches = 0;
+  let bytes = 0;
   let finished = false;
   let failed = false;
+  const counting = ctx.metrics !== null || observed.span !== null;
   try {
     const opening = writer.begin();
+    if (counting) bytes += Buffer.byteLength(opening);
     if (opening !== '') yield opening;
     let pieceRows = 16;
     // Batches come from the store: keyset pages on sql.js, a server-side cursor on PostgreSQL.
@@ -172,6 +181,7 @@ async function* exportChunks(
           const piece = writer.batch(taken);
           // Aim the next piece at PIECE_CHARS from the size of this one's rows.
           pieceRows = Math.max(1, Math.min(1000, Math.floor((PIECE_CHARS * taken.length) / Math.max(1, piece.length))));
+          if (counting) bytes += Buffer.byteLength(piece);
           if (piece !== '') yield piece;
         }
         if (signal.aborted) break;
@@ -181,6 +191,7 @@ async function* exportChunks(
     finished = !stopped;
     if (finished) {
       const closing = writer.end();
+      if (counting) bytes += Buffer.byteLength(closing);
       if (closing !== '') yield closing;
       log.info({ records, batches, ms: Math.round(performance.now() - started) }, 'export finished');
     }
@@ -195,6 +206,8 @@ async function* exportChunks(
     throw err;
   } finally {
     if (!finished && !failed) log.info({ records, batches }, 'export stopped: the client went away');
+    const outcome = finished ? 'finished' : failed ? 'failed' : 'client_gone';
+    recordExport(ctx.metrics, observed, outcome, records, bytes);
   }
 }
 

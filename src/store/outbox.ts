@@ -285,3 +285,11 @@ export async function findDelivery(
     }
   );
 }
+
+/** The outbox's depth: pending deliveries (due or waiting for a retry) and the creation time of the oldest. */
+export async function pendingDeliveryBacklog(db: SqlExecutor): Promise<{ pending: number; oldestCreatedAt: string | null }> {
+  const row = await db.get<{ pending: number | string; oldest: string | null }>(
+    "SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'",
+  );
+  return { pending: Number(row?.pending ?? 0), oldestCreatedAt: row?.oldest ?? null };
+}

@@ -102,6 +102,31 @@ export interface Store {
   listen?(channel: string, listener: () => void): () => void;
   /** sql.js only: 'degraded' while the disk refuses writes (reads still answer), 'closed' once closed. */
   storageState?(): 'ok' | 'degraded' | 'closed';
+  /** Reports the engine's work to `observer` from now on (metrics and traces; see StoreObserver); null stops it. */
+  observe?(observer: StoreObserver | null): void;
+}
+
+/** The engine, as metrics and traces name it. */
+export type StoreEngine = 'sqljs' | 'postgres';
+
+/**
+ * Timed parts of an engine's own work: sql.js's journal flush (one write and fsync for a group of
+ * commits), a checkpoint and the snapshot it writes; PostgreSQL's wait for a pooled connection,
+ * each statement, and the COMMIT.
+ */
+export type StorePhase = 'journal_flush' | 'checkpoint' | 'snapshot' | 'pool_wait' | 'query' | 'commit';
+
+/**
+ * What an engine tells about its work, given to it by the context (src/observability/ makes one
+ * from the metrics and the tracer): the store imports nothing of how it is counted or traced.
+ */
+export interface StoreObserver {
+  /**
+   * Runs one transaction or read (`run`, from the call to its durable commit) and sees how it
+   * ended; `run` counts each statement it executes in `unit.statements`.
+   */
+  unit<T>(engine: StoreEngine, kind: 'transaction' | 'read', run: (unit: { statements: number }) => Promise<T>): Promise<T>;
+  phase(engine: StoreEngine, phase: StorePhase, seconds: number): void;
 }
 
 /** The store's dialect ('sqlite' when it does not say). */

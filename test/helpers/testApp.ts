@@ -21,6 +21,8 @@ import { createContext } from '../../src/createContext.ts';
 import type { Resolver } from '../../src/net/resolve.ts';
 import { openSqlJsStore, type SqlJsStore, type SqlJsStoreOptions } from '../../src/store/sqljs/sqljsStore.ts';
 import { openStore } from '../../src/store/open.ts';
+import { startMetricsServer, type MetricsServer } from '../../src/observability/metricsServer.ts';
+import type { Tracer } from '../../src/observability/tracing.ts';
 import { contractFetch } from './contractFetch.ts';
 import { testEngine, testDatabase } from './engine.ts';
 
@@ -56,6 +58,8 @@ export interface TestApp {
   revokedKey(accountId: string): Promise<string>;
   /** Raw fetch against the app (contract-checked), for requests the typed client cannot make. */
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** With METRICS_PORT in `env` (0: a free port): the metrics listener's /metrics URL, else null. */
+  metricsUrl: string | null;
   /** The same app (same limits, same state) served on ::1 too, for tests that need a second client address. */
   baseUrlOnIpv6Loopback(): Promise<string>;
   close(): Promise<void>;
@@ -77,6 +81,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** Store options beyond those the config gives (a fault-injecting file layer, for example). */
   store?: Partial<SqlJsStoreOptions>;
+  /** Where the app's spans go (a test's in-memory exporter); default none (tracing off). */
+  tracer?: Tracer;
 }
 
 export function apiClient(baseUrl: string, bearer?: string): ApiClient {
@@ -107,7 +113,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   ) as SqlJsStore;
   const clock = options.clock ?? systemClock;
   const log = createLogger(config.logLevel, options.logDestination);
-  const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };
+  const ctx = createContext({ config, store, clock, log, tracer: options.tracer ?? null, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & {
+    store: SqlJsStore;
+  };
   const { app, api } = await buildApp(ctx);
   const callback = app.callback();
   const server = http.createServer(callback);
@@ -115,6 +123,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   config.publicBaseUrl = baseUrl;
   let ipv6Server: http.Server | undefined;
+  // As main.ts starts it: its own port, on METRICS_HOST.
+  const metricsServer: MetricsServer | null =
+    ctx.metrics && config.telemetry.metricsPort !== null ? await startMetricsServer(ctx.metrics, config.telemetry.metricsHost, config.telemetry.metricsPort) : null;
 
   const clientFor = (bearer: string) => apiClient(baseUrl, bearer);
   return {
@@ -144,6 +155,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),
+    metricsUrl: metricsServer ? `http://${config.telemetry.metricsHost}:${metricsServer.port}/metrics` : null,
     async baseUrlOnIpv6Loopback() {
       if (!ipv6Server) {
         ipv6Server = http.createServer(callback);
@@ -158,6 +170,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       }
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await metricsServer?.close();
       await store.close();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });

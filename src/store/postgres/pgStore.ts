@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
-import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import type { Row, SqlExecutor, SqlParams, SqlValue, Store, StoreObserver, Tx } from '../store.ts';
 import { ensureDatabase, withUser } from './database.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
@@ -98,6 +98,8 @@ class PgEngine implements PgStore {
   private readonly notifications: NotificationListener;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
+  /** Told about each transaction and read, pool wait, statement and COMMIT (metrics and traces), when set. */
+  private observer: StoreObserver | null = null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
@@ -128,14 +130,29 @@ class PgEngine implements PgStore {
     }
     const values = pgParams(params);
     const config = { text, values, ...(rowMode ? { rowMode } : {}) };
-    return client.query(name === undefined ? config : { name, ...config });
+    const observer = this.observer;
+    if (observer === null) return client.query(name === undefined ? config : { name, ...config });
+    const started = performance.now();
+    return client.query(name === undefined ? config : { name, ...config }).finally(() => observer.phase('postgres', 'query', (performance.now() - started) / 1000));
   }
 
-  private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }): { executor: Tx; finish(): void } {
+  /** COMMIT, timed for the observer. */
+  private async commit(client: pg.PoolClient): Promise<void> {
+    const started = performance.now();
+    await client.query('COMMIT');
+    this.observer?.phase('postgres', 'commit', (performance.now() - started) / 1000);
+  }
+
+  observe(observer: StoreObserver | null): void {
+    this.observer = observer;
+  }
+
+  private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }, unit?: { statements: number }): { executor: Tx; finish(): void } {
     let active = true;
     const check = (sql: string) => {
       if (!active) throw new Error(`${mode === 'write' ? 'transaction' : 'read'} executor used after it finished`);
       if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
+      if (unit) unit.statements++;
     };
     const executor: Tx = {
       dialect: 'postgres',
@@ -184,8 +201,10 @@ class PgEngine implements PgStore {
   private probing = false;
 
   private async connect(): Promise<pg.PoolClient> {
+    const started = this.observer ? performance.now() : 0;
     try {
       const client = await this.pool.connect();
+      this.observer?.phase('postgres', 'pool_wait', (performance.now() - started) / 1000);
       this.reachable = true;
       this.guardWhileLent(client);
       return client;
@@ -223,18 +242,28 @@ class PgEngine implements PgStore {
 
   // ---- Store ---------------------------------------------------------------------------
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const observer = this.observer;
+    return observer ? observer.unit('postgres', 'transaction', (unit) => this.transactionUnit(fn, unit)) : this.transactionUnit(fn);
+  }
+
+  read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
+    const observer = this.observer;
+    return observer ? observer.unit('postgres', 'read', (unit) => this.readUnit(fn, unit)) : this.readUnit(fn);
+  }
+
+  private async transactionUnit<T>(fn: (tx: Tx) => Promise<T>, unit?: { statements: number }): Promise<T> {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
       const wrote = { value: false };
-      const { executor, finish } = this.executor(client, 'write', wrote);
+      const { executor, finish } = this.executor(client, 'write', wrote, unit);
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const value = await fn(executor);
         finish();
-        await client.query('COMMIT');
+        await this.commit(client);
         if (wrote.value) this.writes++;
         return value;
       } catch (err) {
@@ -252,16 +281,16 @@ class PgEngine implements PgStore {
     }
   }
 
-  async read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
+  private async readUnit<T>(fn: (db: SqlExecutor) => Promise<T>, unit?: { statements: number }): Promise<T> {
     this.assertOpen();
     const client = await this.connect();
-    const { executor, finish } = this.executor(client, 'read', { value: false });
+    const { executor, finish } = this.executor(client, 'read', { value: false }, unit);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const value = await fn(executor);
       finish();
-      await client.query('COMMIT');
+      await this.commit(client);
       return value;
     } catch (err) {
       finish();

@@ -13,6 +13,7 @@ import type { EngineFiles, EngineLog } from './dataDir.ts';
 import type { DegradedMode } from './degradedMode.ts';
 import { Journal, type JournalOptions } from './journal.ts';
 import { describe, writeManifest, type SnapshotDescriptor } from './manifest.ts';
+import type { StoreObserver } from '../store.ts';
 import type { WriteQueue } from './writeQueue.ts';
 
 const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024;
@@ -44,6 +45,8 @@ export interface CheckpointHost {
   /** Durable writes of the journals this one replaced (a cut, a rebuild), for stats(). */
   earlierFsyncs: number;
   journalOptions(): JournalOptions;
+  /** Told how long a checkpoint or its snapshot took (metrics; see StoreObserver). */
+  readonly observer: StoreObserver | null;
 }
 
 export interface CheckpointSettings {
@@ -123,6 +126,7 @@ export class Checkpoints {
     await this.host.journal.truncate(); // a crash before this leaves records <= last_lsn: skipped at open
     this.count++;
     this.snapshotLsn = lsn;
+    this.host.observer?.phase('sqljs', 'checkpoint', (performance.now() - started) / 1000);
     this.log('info', 'checkpoint written', { lsn, bytes: image.length, ms: Math.round(performance.now() - started) });
   }
 
@@ -173,6 +177,7 @@ export class Checkpoints {
       const cutMs = performance.now() - cutting;
       this.count++;
       this.snapshotLsn = taken.lsn;
+      this.host.observer?.phase('sqljs', 'checkpoint', (performance.now() - started) / 1000);
       this.log('info', 'checkpoint written', {
         lsn: taken.lsn,
         bytes: taken.image.length,
@@ -188,6 +193,7 @@ export class Checkpoints {
     const next = describe(image, lsn);
     const snapshot = this.files.snapshot;
     const temporary = `${snapshot}.tmp`;
+    const started = performance.now();
     try {
       await writeFileDurable(temporary, image, this.faults);
       await this.writeManifest(false, next);
@@ -198,6 +204,7 @@ export class Checkpoints {
     }
     this.onDisk = next;
     await syncDir(this.files.dir);
+    this.host.observer?.phase('sqljs', 'snapshot', (performance.now() - started) / 1000);
     await this.writeManifest(false);
   }
 

@@ -9,7 +9,7 @@ import { StoreUnavailableError } from '../core/errors.ts';
 import type { FaultInjector } from '../core/files.ts';
 import { applyMigrations, loadMigrations, type Migration } from '../core/migrate.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
-import type { Row, SqlExecutor, SqlParams, SqlValue, Tx } from '../store.ts';
+import type { Row, SqlExecutor, SqlParams, SqlValue, StoreObserver, Tx } from '../store.ts';
 import { Checkpoints, type CheckpointHost } from './checkpoints.ts';
 import { Connection, TX_CONTROL, bindable, isPureRead, type Mode } from './connection.ts';
 import type { EngineFiles, EngineLog } from './dataDir.ts';
@@ -43,6 +43,8 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
   closing: Promise<void> | null = null;
   keyring!: SecretKeyring; // set by openSqlJsStore before the store is shared
   keySource: { keyFile: string | null } = { keyFile: null };
+  /** Told about each transaction, read, journal flush and checkpoint (metrics and traces), when set. */
+  observer: StoreObserver | null = null;
   private readonly lock: DataDirLock;
 
   constructor(SQL: SqlJsStatic, db: Database, onDisk: SnapshotDescriptor | null, files: EngineFiles, lock: DataDirLock, options: SqlJsStoreOptions) {
@@ -58,7 +60,12 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
   }
 
   journalOptions(): JournalOptions {
-    return { onFailure: (err: Error) => this.health.enter(err), unavailable: (cause: Error | null) => this.health.unavailable(cause), faults: this.faults };
+    return {
+      onFailure: (err: Error) => this.health.enter(err),
+      unavailable: (cause: Error | null) => this.health.unavailable(cause),
+      faults: this.faults,
+      onFlush: (seconds: number) => this.observer?.phase('sqljs', 'journal_flush', seconds),
+    };
   }
 
   recover(manifest: Manifest | null): Promise<void> {
@@ -96,11 +103,21 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
 
   // ---- Store ---------------------------------------------------------------------------
 
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.write(fn);
+  observe(observer: StoreObserver | null): void {
+    this.observer = observer;
   }
 
-  async read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const observer = this.observer;
+    return observer ? observer.unit('sqljs', 'transaction', (unit) => this.write(fn, unit)) : this.write(fn);
+  }
+
+  read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
+    const observer = this.observer;
+    return observer ? observer.unit('sqljs', 'read', (unit) => this.readUnit(fn, unit)) : this.readUnit(fn);
+  }
+
+  private async readUnit<T>(fn: (db: SqlExecutor) => Promise<T>, unit?: { statements: number }): Promise<T> {
     this.assertAccepting('read', true);
     const { value, durable } = await this.queue.enqueue(async () => {
       const connection = this.connection;
@@ -109,6 +126,7 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
         if (!active) throw new Error('read executor used after read() finished');
         // The queue already isolates a read from every transaction; refusing writes here keeps it a read.
         if (!isPureRead(sql) && !READ_PRAGMA.test(sql)) throw new Error('only SELECT statements are allowed inside read(); use transaction()');
+        if (unit) unit.statements++;
         return connection.execute(sql, bindable(params), mode);
       };
       const executor: SqlExecutor = {
@@ -136,7 +154,7 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
    * the record is encoded before COMMIT, and the caller resumes once it is durable. `exec` runs
    * multi-statement text (migrations), journalled as it is.
    */
-  private async write<T>(fn: (tx: Tx, exec: (sql: string) => void) => Promise<T>): Promise<T> {
+  private async write<T>(fn: (tx: Tx, exec: (sql: string) => void) => Promise<T>, unit?: { statements: number }): Promise<T> {
     this.assertAccepting('transaction');
     const { value, durable } = await this.queue.enqueue(async () => {
       if (this.health.degraded) throw this.health.unavailable();
@@ -147,6 +165,7 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
         if (!active) throw new Error('transaction executor used after its transaction finished');
         if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
         const bound = bindable(params);
+        if (unit) unit.statements++;
         const result = connection.execute(sql, bound, mode);
         if (mode === 'run' || !isPureRead(sql)) ops.push({ kind: 'stmt', sql, params: bound });
         return result;

@@ -79,6 +79,8 @@ export interface JournalOptions {
   /** The error appends and waiters are rejected with after a failure. */
   unavailable?: (cause: Error | null) => Error;
   faults?: FaultInjector | undefined;
+  /** Told how long each flush (one write and fsync for a group of commits) took, in seconds. */
+  onFlush?: (seconds: number) => void;
 }
 
 /** Writes are durable when they return (O_DSYNC), where the platform offers it; else each batch is fdatasynced. */
@@ -91,6 +93,7 @@ export class Journal {
   private readonly onFailure: (err: Error) => void;
   private readonly makeUnavailable: (cause: Error | null) => Error;
   private readonly faults: FaultInjector | undefined;
+  private readonly onFlush: ((seconds: number) => void) | undefined;
   private pending: Buffer[] = [];
   private pendingLsn = 0;
   /** The statements this file defines (a new Journal object, on a reopened file too, starts afresh). */
@@ -116,6 +119,7 @@ export class Journal {
     this.onFailure = options.onFailure;
     this.makeUnavailable = options.unavailable ?? ((cause) => new StoreUnavailableError('store failed: a journal write could not be made durable', { cause }));
     this.faults = options.faults;
+    this.onFlush = options.onFlush;
   }
 
   /**
@@ -196,6 +200,7 @@ export class Journal {
       this.pending = [];
       this.pendingBytes = 0;
       this.nextBatch = null;
+      const started = performance.now();
       try {
         this.faults?.beforeWrite(this.path, data.length);
         let written = 0;
@@ -207,6 +212,7 @@ export class Journal {
         this.fsyncs++;
         this.bytes += data.length;
         this.durableLsn = lsn;
+        this.onFlush?.((performance.now() - started) / 1000);
         batch.resolve();
       } catch (err) {
         this.failure = new StorageWriteError('write', this.path, err);

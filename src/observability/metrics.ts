@@ -1,0 +1,195 @@
+/**
+ * The service's Prometheus metrics (prom-client), in a registry of their own per app context:
+ * tests build several apps in one process, and each must count only its own requests.
+ *
+ * Every label takes values from a set fixed by the code or the contract (an operationId, a method,
+ * a status class, an engine, an outcome, a built-in export format, a refusal code), never from a
+ * path, an account, a key or an id: the number of series does not grow with the data
+ * (test/api/metrics.test.ts holds it). docs/operators/metrics.md lists every metric.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Seconds: from 1 ms (a quote) to 10 s (a slow partner). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds: store work is finer (a sql.js transaction takes tens of microseconds). */
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
+/** Seconds: checkpoints and snapshots of a database that may be hundreds of megabytes. */
+const CHECKPOINT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** What the gauges read at scrape time, each optional (absent: the gauge is not exported). */
+export interface MetricSources {
+  /** Pending webhook deliveries and when the oldest of them was created (null: none). */
+  outboxBacklog?(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
+  /** sql.js: 'degraded' while the disk refuses writes. */
+  storageState?(): 'ok' | 'degraded' | 'closed';
+  /** PostgreSQL: the pool's connections and the callers waiting for one. */
+  pool?(): { total: number; idle: number; waiting: number };
+  now(): number;
+}
+
+/** `2xx` … `5xx` for a status code. */
+export function statusClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'mos_http_request_duration_seconds',
+    help: 'API requests (/v1) by operationId (or "unrouted"), method and status class: duration until the handler returned; _count counts them.',
+    labelNames: ['operation', 'method', 'status_class'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly dashboardRequests = new Counter({
+    name: 'mos_dashboard_requests_total',
+    help: 'Dashboard requests (/dashboard) by method and status class.',
+    labelNames: ['method', 'status_class'] as const,
+    registers: [this.registry],
+  });
+
+  readonly storeTransactionDuration = new Histogram({
+    name: 'mos_store_transaction_duration_seconds',
+    help: 'Store units of work (kind transaction or read) by engine and outcome (commit or rollback), from the call to durable commit (queue wait and fsync included).',
+    labelNames: ['engine', 'kind', 'outcome'] as const,
+    buckets: STORE_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly storePhaseDuration = new Histogram({
+    name: 'mos_store_phase_duration_seconds',
+    help: 'Parts of the store engines\' work: journal_flush (sql.js: write and fsync of a group of commits), pool_wait, query and commit (PostgreSQL).',
+    labelNames: ['engine', 'phase'] as const,
+    buckets: STORE_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly checkpointDuration = new Histogram({
+    name: 'mos_store_checkpoint_duration_seconds',
+    help: 'sql.js checkpoints (kind checkpoint: the whole of it) and the snapshot file each writes (kind snapshot: write, fsync, rename).',
+    labelNames: ['kind'] as const,
+    buckets: CHECKPOINT_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'mos_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (will be tried again), gone (410: endpoint disabled), abandoned (shutdown).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveryDuration = new Histogram({
+    name: 'mos_webhook_delivery_duration_seconds',
+    help: 'Time from sending a webhook delivery to its answer (or failure), by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly bankPartnerCalls = new Counter({
+    name: 'mos_bank_partner_calls_total',
+    help: 'Calls to bank partners (with their retries) by call (introspect, account) and outcome (answered, bad_response, unavailable).',
+    labelNames: ['call', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly bankPartnerCallDuration = new Histogram({
+    name: 'mos_bank_partner_call_duration_seconds',
+    help: 'Duration of bank partner calls, retries included, by call and outcome.',
+    labelNames: ['call', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly exports = new Counter({
+    name: 'mos_exports_total',
+    help: 'Mortgage exports streamed, by base format (json, ndjson, csv, mismo) and outcome (finished, client_gone, failed).',
+    labelNames: ['format', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly exportRows = new Counter({
+    name: 'mos_export_rows_total',
+    help: 'Rows written by exports, by base format.',
+    labelNames: ['format'] as const,
+    registers: [this.registry],
+  });
+
+  readonly exportBytes = new Counter({
+    name: 'mos_export_bytes_total',
+    help: 'Bytes (UTF-8) written by exports, by base format.',
+    labelNames: ['format'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitRefusals = new Counter({
+    name: 'mos_rate_limit_refusals_total',
+    help: 'Requests refused with 429, by kind (the problem code: rate_limited, bank_token_failures_exceeded, verification_attempts_exceeded, sign_in_rate_limited, …).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    if (sources.storageState) {
+      const state = sources.storageState;
+      new Gauge({
+        name: 'mos_store_degraded',
+        help: '1 while the embedded store is degraded (a disk write failed: writes refused, reads served), else 0.',
+        registers,
+        collect() {
+          this.set(state() === 'degraded' ? 1 : 0);
+        },
+      });
+    }
+    if (sources.pool) {
+      const pool = sources.pool;
+      new Gauge({
+        name: 'mos_store_pool_connections',
+        help: 'PostgreSQL pool connections by state (total, idle).',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          const p = pool();
+          this.set({ state: 'total' }, p.total);
+          this.set({ state: 'idle' }, p.idle);
+        },
+      });
+      new Gauge({
+        name: 'mos_store_pool_waiting_clients',
+        help: 'Callers waiting for a PostgreSQL pool connection.',
+        registers,
+        collect() {
+          this.set(pool().waiting);
+        },
+      });
+    }
+    if (sources.outboxBacklog) {
+      // One query per scrape serves both gauges (the second collect reuses the first's answer).
+      const read = sources.outboxBacklog;
+      let pending: Promise<{ pending: number; oldestCreatedAt: string | null }> | null = null;
+      const backlog = () => (pending ??= read().finally(() => setImmediate(() => (pending = null))));
+      new Gauge({
+        name: 'mos_outbox_pending_deliveries',
+        help: 'Webhook deliveries not yet delivered nor given up (the outbox depth).',
+        registers,
+        async collect() {
+          this.set((await backlog()).pending);
+        },
+      });
+      new Gauge({
+        name: 'mos_outbox_oldest_pending_age_seconds',
+        help: 'Age of the oldest pending webhook delivery (0 when there is none).',
+        registers,
+        async collect() {
+          const oldest = (await backlog()).oldestCreatedAt;
+          this.set(oldest === null ? 0 : Math.max(0, (sources.now() - Date.parse(oldest)) / 1000));
+        },
+      });
+    }
+  }
+}

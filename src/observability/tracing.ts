@@ -1,0 +1,91 @@
+/**
+ * Traces (OpenTelemetry): the SDK started by main.ts when the configuration asks for it, and the
+ * few helpers the instrumented code uses. Spans are named by the service itself (the operationId,
+ * the use case, the store transaction, the delivery): no auto-instrumentation, since the edge
+ * bypasses parts of Koa on its fast path (src/http/framework/koaFastPath.ts).
+ *
+ * With tracing off the tracer is null and every helper here runs its function as it is: no span,
+ * no context switch. Attributes hold only bounded, non-secret facts (names, counts, statuses):
+ * never a key, a secret, an account number, a request body or a URL's query.
+ *
+ * W3C Trace Context both ways: an incoming `traceparent` becomes the request span's parent, and
+ * outbound webhook deliveries carry the delivery span's (see traceHeaders).
+ */
+import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+
+export type { Span, Tracer };
+
+const propagator = new W3CTraceContextPropagator();
+
+/** The context a request's `traceparent` (and `tracestate`) names, or the root context when it names none. */
+export function incomingTraceContext(headers: Record<string, string | string[] | undefined>): Context {
+  return propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+}
+
+/** `traceparent` (and `tracestate`) naming the span of `ctx` (default: the active one); empty when there is none. */
+export function traceHeaders(ctx: Context = context.active()): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagator.inject(ctx, headers, defaultTextMapSetter);
+  return headers;
+}
+
+/** True when a span is active here (work outside any, such as the dispatcher's polling, makes no span of its own). */
+export function inTrace(): boolean {
+  return trace.getActiveSpan() !== undefined;
+}
+
+/** How many published events' trace contexts this process keeps (oldest forgotten first). */
+const REMEMBERED_TRACES = 10_000;
+const remembered = new Map<string, Context>();
+
+/**
+ * Keeps the active span's context under `key` (an event id) when a span is recording, so that the
+ * work done later for it in this process (the webhook delivery) joins the trace that caused it.
+ * In memory only: a delivery sent by another instance or after a restart starts a trace of its own.
+ */
+export function rememberTrace(key: string): void {
+  if (!trace.getActiveSpan()?.isRecording()) return;
+  if (remembered.size >= REMEMBERED_TRACES) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, context.active());
+}
+
+/** The context rememberTrace kept under `key`, if it still has it. */
+export function rememberedTrace(key: string): Context | undefined {
+  return remembered.get(key);
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  /** The parent (default: the active context). */
+  parent?: Context;
+}
+
+/**
+ * Runs `fn` inside a span named `name` (a child of the active span), ended when `fn` settles; an
+ * error marks the span and is rethrown. With no tracer, runs `fn` alone.
+ */
+export function inSpan<T>(tracer: Tracer | null, name: string, options: SpanOptions, fn: (span: Span | null) => Promise<T>): Promise<T> {
+  if (tracer === null) return fn(null);
+  const parent = options.parent ?? context.active();
+  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Marks `span` failed with the error's class only (its message may quote input). */
+function failSpan(span: Span, err: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+  const code = (err as { code?: unknown } | null)?.code;
+  span.setAttribute('error.type', typeof code === 'string' || typeof code === 'number' ? String(code) : err instanceof Error ? err.name : 'error');
+}
+
+export { context as traceContextApi, ROOT_CONTEXT, SpanKind, SpanStatusCode };

@@ -1,0 +1,78 @@
+/**
+ * Starts the OpenTelemetry Node SDK for the process (main.ts, when the configuration turns tracing
+ * on): the AsyncLocalStorage context manager, the W3C propagator, and spans exported over OTLP/HTTP
+ * (JSON) in batches. Imported only when tracing is on, so a service without it loads none of the SDK.
+ *
+ * The OTEL_* values come from the configuration (src/config.ts reads the environment once): the
+ * exporter's endpoint and headers, the sampler and the service name are passed in explicitly. The
+ * SDK also reads a few variables of its own from the process environment (OTEL_RESOURCE_ATTRIBUTES,
+ * OTEL_BSP_*, OTEL_ATTRIBUTE_* limits) — the same environment config.ts read; see docs/operators/tracing.md.
+ */
+import { trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { AlwaysOffSampler, AlwaysOnSampler, ConsoleSpanExporter, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Tracer } from '@opentelemetry/api';
+
+/** The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name (default parentbased_always_on, as the specification says). */
+export function samplerFrom(otel: Record<string, string>): Sampler {
+  const ratio = Number(otel.OTEL_TRACES_SAMPLER_ARG ?? '1');
+  const fraction = Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1;
+  switch ((otel.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').toLowerCase()) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(fraction);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(fraction) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** `k1=v1,k2=v2` (values URL-encoded) as OTEL_EXPORTER_OTLP_HEADERS writes them. */
+function parseHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return { ...headers };
+}
+
+/** The traces endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+export function tracesEndpoint(otel: Record<string, string>): string {
+  if (otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return otel.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = otel.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318';
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+function exporterFrom(otel: Record<string, string>): SpanExporter {
+  if ((otel.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase().split(',').map((s) => s.trim()).includes('console')) return new ConsoleSpanExporter();
+  return new OTLPTraceExporter({
+    url: tracesEndpoint(otel),
+    headers: { ...parseHeaders(otel.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(otel.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+  });
+}
+
+export interface StartedTracing {
+  tracer: Tracer;
+  /** Exports the spans still buffered and stops the SDK. */
+  shutdown(): Promise<void>;
+}
+
+export function startTracing(otel: Record<string, string>): StartedTracing {
+  const sdk = new NodeSDK({
+    serviceName: otel.OTEL_SERVICE_NAME ?? 'mortgage-origination',
+    traceExporter: exporterFrom(otel),
+    sampler: samplerFrom(otel),
+    instrumentations: [],
+  });
+  sdk.start();
+  return { tracer: trace.getTracer('mortgage-origination'), shutdown: () => sdk.shutdown() };
+}
