@@ -28,6 +28,8 @@ const MODULES = [
   // export
   'export',
   // bank verification
+  // metrics and traces: their cost on POST /v1/quotes
+  'telemetry',
   // PostgreSQL engine: quotes, submit, webhooks beside sql.js, one vs two instances; export on PostgreSQL
   'postgres',
 ];

@@ -25,6 +25,8 @@ export const GOALS = [
   'CSV export, 1,000,000 records, first',
   'CSV export, 1,000,000 records, repeated',
   'RSS growth during the first CSV export',
+  'POST /v1/quotes with metrics on (tracing off) vs both off',
+  'POST /v1/quotes with metrics and tracing on, 100 % sampled, vs both off',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];
