@@ -10,8 +10,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBankToken } from '../../src/banks/tokenFormat.ts';
+import { runAdminCommand } from '../../src/cli/commands.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTracing } from '../../src/observability/tracingSdk.ts';
+import { startFakePartner } from '../helpers/fakeBankPartner.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { inMemoryTracing, parentOf, type InMemoryTracing } from '../helpers/tracing.ts';
 import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
@@ -135,6 +138,62 @@ describe('spans of a request, in memory', () => {
     // Nor the request's body (the amount) nor a bearer credential of any form.
     expect(text).not.toContain('123456.78');
     expect(text).not.toMatch(/Bearer|mos_(live|test)_|whsec_/);
+  });
+});
+
+describe('bank partner calls', () => {
+  it('are client spans under the request, counted by call and outcome, with no token, credential or account number', async () => {
+    const tracing = inMemoryTracing();
+    const NUMBER = '000123456789';
+    const fake = await startFakePartner('partner-credential-0123456789');
+    fake.tokens.set('genuine-http-token-0001', { accountRef: 'acct_1', holderName: 'Jane Doe', accountNumber: NUMBER });
+    fake.tokens.set('genuine-http-token-0002', { accountRef: 'acct_2', holderName: 'Jane Doe', accountNumber: NUMBER });
+    const app = await startTestApp({
+      tracer: tracing.tracer,
+      env: { METRICS_PORT: '0', BANK_PARTNER_ALLOWED_HOSTS: '127.0.0.1', BANK_PARTNER_MAX_ATTEMPTS: '1', BANK_PARTNER_RETRY_BASE_MS: '0' },
+    });
+    try {
+      const lender = await app.newAccount();
+      const partner = await runAdminCommand(app.ctx, 'bank-partner create', {
+        name: 'First Harbor Bank',
+        connector: 'http',
+        'base-url': fake.baseUrl,
+        credential: 'partner-credential-0123456789',
+      });
+      const partnerId = partner.partnerId as string;
+      const { data: application } = await lender.client.POST('/v1/applications', { body: { applicant: { name: 'Jane Doe', amount: 350000 }, term: 30 } });
+      const token = formatBankToken(partnerId, 'genuine-http-token-0001');
+      const verified = await app.clientFor(token).POST('/v1/banks/verify', { body: { mortgageId: application!.mortgageId, applicant: { accountNumber: NUMBER } }, headers: { traceparent } });
+      expect(verified.response.status).toBe(200);
+      fake.script.introspect.push({ status: 500 });
+      const failed = await app.clientFor(formatBankToken(partnerId, 'genuine-http-token-0002')).POST('/v1/banks/verify', {
+        body: { mortgageId: application!.mortgageId, applicant: { accountNumber: NUMBER } },
+      });
+      expect(failed.response.status).toBeGreaterThanOrEqual(500);
+
+      const text = await (await fetch(app.metricsUrl!)).text();
+      expect(text).toContain('mos_bank_partner_calls_total{call="introspect",outcome="answered"} 1');
+      expect(text).toContain('mos_bank_partner_calls_total{call="account",outcome="answered"} 1');
+      expect(text).toContain('mos_bank_partner_calls_total{call="introspect",outcome="unavailable"} 1');
+
+      const spans = tracing.spans();
+      const request = spans.find((s) => s.spanContext().traceId === CALLER_TRACE && parentOf(s) === CALLER_SPAN)!;
+      expect(request.name).toBe('verifyBankDetails');
+      const calls = spans.filter((s) => s.name.startsWith('bank_partner.') && s.spanContext().traceId === CALLER_TRACE);
+      expect(calls.map((s) => s.name).sort()).toEqual(['bank_partner.account', 'bank_partner.introspect']);
+      const withinRequest = new Set(spans.filter((s) => s.spanContext().traceId === CALLER_TRACE).map((s) => s.spanContext().spanId));
+      for (const call of calls) {
+        expect(withinRequest.has(parentOf(call))).toBe(true);
+        expect(call.attributes).toMatchObject({ 'mos.bank_partner.id': partnerId, 'http.response.status_code': 200 });
+      }
+      const everything = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })));
+      for (const secret of ['genuine-http-token-0001', 'genuine-http-token-0002', 'partner-credential-0123456789', NUMBER, NUMBER.slice(-8), 'acct_1', lender.apiKey]) {
+        expect(everything).not.toContain(secret);
+      }
+    } finally {
+      await app.close();
+      await fake.close();
+    }
   });
 });
 
