@@ -5,13 +5,14 @@
  *   metrics   METRICS_PORT set (Prometheus counting), tracing off
  *   tracing   metrics and tracing on, every request sampled (OTEL_TRACES_SAMPLER=always_on), spans
  *             exported over OTLP/HTTP to a sink in this process on 127.0.0.1
- * Each is measured twice in the order off, metrics, tracing, tracing, metrics, off, so that a drift
- * of the shared machine during the run weighs on every configuration alike. The cost is the
- * server's CPU per request over the same figure with both off (from /proc; throughput, which the
- * load generator on the same cores also shapes, where /proc is missing).
+ * The three run side by side (each on a data directory of its own) and are loaded in turn, in
+ * one-second bursts whose order rotates, many times over: whatever else the shared machine does
+ * weighs on each alike. The cost is the server's CPU per request over the same figure with both
+ * off (from /proc; throughput, which the load generator on the same cores also shapes, where
+ * /proc is missing).
  * Goals: metrics ≤ 5 % with tracing off; ≤ 15 % with tracing on, sampled at 100 %.
  *
- * Run: node scripts/bench/telemetry.ts   (TELEMETRY_BENCH_SECONDS=5 by default)
+ * Run: node scripts/bench/telemetry.ts   (TELEMETRY_BENCH_SECONDS=15 of load per configuration by default)
  */
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,17 +27,21 @@ import { createAccountWithCli, startService } from '../lib/spawnService.ts';
 import { fmt, reportGoal } from './goals.ts';
 
 const CONNECTIONS = 50;
-const SECONDS = Math.min(60, Math.max(1, Number(process.env.TELEMETRY_BENCH_SECONDS ?? 5)));
+/** Seconds of load per configuration, in bursts. */
+const SECONDS = Math.min(120, Math.max(3, Number(process.env.TELEMETRY_BENCH_SECONDS ?? 15)));
 const WARMUP_SECONDS = 2;
 const REQUEST_BODY = JSON.stringify({ amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 });
 
 type Configuration = 'off' | 'metrics' | 'tracing';
-const ORDER: Configuration[] = ['off', 'metrics', 'tracing', 'tracing', 'metrics', 'off'];
+const CONFIGURATIONS: Configuration[] = ['off', 'metrics', 'tracing'];
+/** Short bursts, each configuration in turn (the order rotating), many times over. */
+const BURST_SECONDS = 1;
+const CYCLES = Math.max(3, Math.round(SECONDS / BURST_SECONDS));
 
-interface Round {
+interface Totals {
   requests: number;
-  requestsPerSec: number;
-  /** Server CPU (user + system) per request, µs; null without /proc. */
+  seconds: number;
+  /** Server CPU (user + system) over the bursts, µs; null without /proc. */
   cpuUs: number | null;
   failed: number;
 }
@@ -79,46 +84,51 @@ async function load(url: string, apiKey: string, seconds: number) {
   });
 }
 
-async function round(dataDir: string, apiKey: string, configuration: Configuration, sinkUrl: string): Promise<Round> {
-  const service = await startService({ dataDir, env: environment(configuration, sinkUrl) });
-  try {
-    const url = `${service.baseUrl}/v1/quotes`;
-    await load(url, apiKey, WARMUP_SECONDS);
-    const before = await processCpuMicros(service.pid);
-    const result = await load(url, apiKey, SECONDS);
-    const after = await processCpuMicros(service.pid);
-    const requests = Math.max(1, result.requests.total);
-    return {
-      requests,
-      requestsPerSec: result.requests.average,
-      cpuUs: before && after ? (after.userUs + after.systemUs - before.userUs - before.systemUs) / requests : null,
-      failed: result.non2xx + result.errors + result.timeouts,
-    };
-  } finally {
-    await service.stop();
-  }
+/** One burst against one service, added to its totals. */
+async function burst(url: string, apiKey: string, pid: number, totals: Totals): Promise<void> {
+  const before = await processCpuMicros(pid);
+  const result = await load(url, apiKey, BURST_SECONDS);
+  const after = await processCpuMicros(pid);
+  totals.requests += result.requests.total;
+  totals.seconds += BURST_SECONDS;
+  totals.failed += result.non2xx + result.errors + result.timeouts;
+  totals.cpuUs = before && after && totals.cpuUs !== null ? totals.cpuUs + (after.userUs + after.systemUs - before.userUs - before.systemUs) : null;
 }
 
 export async function run(): Promise<void> {
-  console.log(`telemetry: POST /v1/quotes, ${CONNECTIONS} connections, ${SECONDS} s a round (after ${WARMUP_SECONDS} s warm-up), rounds ${ORDER.join(', ')}, ${os.cpus().length} CPUs`);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-telemetry-'));
+  console.log(
+    `telemetry: POST /v1/quotes, ${CONNECTIONS} connections, three services (${CONFIGURATIONS.join(', ')}) loaded in turn in ${BURST_SECONDS} s bursts, ${CYCLES} cycles (after ${WARMUP_SECONDS} s warm-up each), ${os.cpus().length} CPUs`,
+  );
   const sink = await startSink();
+  const dataDirs: string[] = [];
+  const services: Array<{ configuration: Configuration; url: string; apiKey: string; pid: number; stop: () => Promise<unknown> }> = [];
   try {
-    const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending');
-    const rounds = new Map<Configuration, Round[]>();
-    for (const configuration of ORDER) {
-      const r = await round(dataDir, apiKey, configuration, sink.url);
-      rounds.set(configuration, [...(rounds.get(configuration) ?? []), r]);
-      const cpu = r.cpuUs === null ? '' : `  server CPU ${r.cpuUs.toFixed(1)} µs/request`;
-      console.log(`  ${configuration.padEnd(8)} ${fmt(r.requestsPerSec).padStart(7)} req/s${cpu}${r.failed ? `  (${r.failed} failed)` : ''}`);
+    for (const configuration of CONFIGURATIONS) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), `mos-bench-telemetry-${configuration}-`));
+      dataDirs.push(dataDir);
+      const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending');
+      const service = await startService({ dataDir, env: environment(configuration, sink.url) });
+      services.push({ configuration, url: `${service.baseUrl}/v1/quotes`, apiKey, pid: service.pid, stop: () => service.stop() });
+    }
+    for (const s of services) await load(s.url, s.apiKey, WARMUP_SECONDS);
+    const totals = new Map<Configuration, Totals>(CONFIGURATIONS.map((c) => [c, { requests: 0, seconds: 0, cpuUs: 0, failed: 0 }]));
+    // Every configuration meets the same moments of the shared machine: bursts in turn, the order rotating.
+    for (let cycle = 0; cycle < CYCLES; cycle++) {
+      for (let k = 0; k < services.length; k++) {
+        const s = services[(cycle + k) % services.length]!;
+        await burst(s.url, s.apiKey, s.pid, totals.get(s.configuration)!);
+      }
+    }
+    for (const configuration of CONFIGURATIONS) {
+      const t = totals.get(configuration)!;
+      const cpu = t.cpuUs === null ? '' : `  server CPU ${(t.cpuUs / Math.max(1, t.requests)).toFixed(1)} µs/request`;
+      console.log(`  ${configuration.padEnd(8)} ${fmt(t.requests / t.seconds).padStart(7)} req/s${cpu}${t.failed ? `  (${t.failed} failed)` : ''}`);
     }
     console.log(`  spans exported to the sink: ${fmt(sink.bytes() / 1024)} KiB`);
 
-    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const figure = (configuration: Configuration) => {
-      const rs = rounds.get(configuration)!;
-      const cpu = rs.every((r) => r.cpuUs !== null) ? mean(rs.map((r) => r.cpuUs!)) : null;
-      return { cpu, rps: mean(rs.map((r) => r.requestsPerSec)), failed: rs.reduce((n, r) => n + r.failed, 0) };
+      const t = totals.get(configuration)!;
+      return { cpu: t.cpuUs === null ? null : t.cpuUs / Math.max(1, t.requests), rps: t.requests / t.seconds, failed: t.failed };
     };
     const off = figure('off');
     for (const [configuration, goal, name] of [
@@ -136,8 +146,9 @@ export async function run(): Promise<void> {
       reportGoal(name, `${basis} = ${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)} %${failed}`, `≤ ${goal * 100} %`, cost <= goal && failed === '');
     }
   } finally {
+    await Promise.all(services.map((s) => s.stop()));
     await sink.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }
 

@@ -8,7 +8,7 @@
 import type { Middleware, Context } from 'koa';
 import type { AppContext } from '../context.ts';
 import { statusClass } from '../observability/metrics.ts';
-import { incomingTraceContext, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
+import { incomingTraceContext, inSpan, ROOT_CONTEXT, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
 import { isApiPath } from './framework/koaFastPath.ts';
 
 const isDashboardPath = (path: string) => path === '/dashboard' || path.startsWith('/dashboard/');
@@ -41,7 +41,7 @@ export function observeRequests(app: Pick<AppContext, 'metrics' | 'tracer'>): Mi
         record(koa, api, started);
       }
     }
-    const parent = incomingTraceContext(koa.req.headers);
+    const parent = koa.req.headers.traceparent === undefined ? ROOT_CONTEXT : incomingTraceContext(koa.req.headers);
     const name = api ? `${koa.method} /v1` : `${koa.method} /dashboard`;
     return inSpan(tracer, name, { kind: SpanKind.SERVER, parent, attributes: { 'http.request.method': koa.method, 'mos.request_id': koa.state.requestId as string } }, async (span) => {
       koa.state.traceId = span!.spanContext().traceId;

@@ -11,7 +11,7 @@
  * W3C Trace Context both ways: an incoming `traceparent` becomes the request span's parent, and
  * outbound webhook deliveries carry the delivery span's (see traceHeaders).
  */
-import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 export type { Span, Tracer };
@@ -37,7 +37,7 @@ export function inTrace(): boolean {
 
 /** How many published events' trace contexts this process keeps (oldest forgotten first). */
 const REMEMBERED_TRACES = 10_000;
-const remembered = new Map<string, Context>();
+const remembered = new Map<string, SpanContext>();
 
 /**
  * Keeps the active span's context under `key` (an event id) when a span is recording, so that the
@@ -45,14 +45,17 @@ const remembered = new Map<string, Context>();
  * In memory only: a delivery sent by another instance or after a restart starts a trace of its own.
  */
 export function rememberTrace(key: string): void {
-  if (!trace.getActiveSpan()?.isRecording()) return;
+  const span = trace.getActiveSpan();
+  if (!span?.isRecording()) return;
   if (remembered.size >= REMEMBERED_TRACES) remembered.delete(remembered.keys().next().value!);
-  remembered.set(key, context.active());
+  // The span's ids only (a few dozen bytes), not the span and its context.
+  remembered.set(key, span.spanContext());
 }
 
 /** The context rememberTrace kept under `key`, if it still has it. */
 export function rememberedTrace(key: string): Context | undefined {
-  return remembered.get(key);
+  const spanContext = remembered.get(key);
+  return spanContext ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : undefined;
 }
 
 export interface SpanOptions {
