@@ -35,11 +35,13 @@ export function observeRequests(app: Pick<AppContext, 'metrics' | 'tracer'>): Mi
     if (!api && !isDashboardPath(koa.path)) return next();
     const started = performance.now();
     if (tracer === null) {
-      try {
-        return await next();
-      } finally {
-        record(koa, api, started);
-      }
+      return next().then(
+        () => record(koa, api, started),
+        (err: unknown) => {
+          record(koa, api, started);
+          throw err;
+        },
+      );
     }
     const parent = koa.req.headers.traceparent === undefined ? ROOT_CONTEXT : incomingTraceContext(koa.req.headers);
     const name = api ? `${koa.method} /v1` : `${koa.method} /dashboard`;

@@ -72,6 +72,10 @@ export function startTracing(otel: Record<string, string>): StartedTracing {
     traceExporter: exporterFrom(otel),
     sampler: samplerFrom(otel),
     instrumentations: [],
+    // Traces only: the service's metrics are Prometheus's (METRICS_PORT), and its logs pino's. Left
+    // out, the SDK would also start OTLP metric and log exporters (its default) to the same collector.
+    metricReaders: [],
+    logRecordProcessors: [],
   });
   sdk.start();
   return { tracer: trace.getTracer('mortgage-origination'), shutdown: () => sdk.shutdown() };

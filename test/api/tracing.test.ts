@@ -219,6 +219,8 @@ describe('the OpenTelemetry SDK exporting to an OTLP/HTTP receiver', () => {
       expect(response.status).toBe(201);
       await sdk.shutdown(); // flushes the batch
       const received = bodies.filter((b) => b.path === '/v1/traces');
+      // Traces only: no OTLP metrics or logs are sent to the collector.
+      expect(bodies.filter((b) => b.path !== '/v1/traces')).toEqual([]);
       expect(received.length).toBeGreaterThan(0);
       expect(received[0]!.contentType).toMatch(/^application\/json/);
       const text = received.map((b) => b.body).join('\n');
