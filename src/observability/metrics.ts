@@ -170,15 +170,20 @@ export class Metrics {
     }
     if (sources.outboxBacklog) {
       // One query per scrape serves both gauges (the second collect reuses the first's answer).
+      // A store that cannot answer (the database unreachable) leaves them as they were: the scrape still succeeds.
       const read = sources.outboxBacklog;
-      let pending: Promise<{ pending: number; oldestCreatedAt: string | null }> | null = null;
-      const backlog = () => (pending ??= read().finally(() => setImmediate(() => (pending = null))));
+      let pending: Promise<{ pending: number; oldestCreatedAt: string | null } | null> | null = null;
+      const backlog = () =>
+        (pending ??= read()
+          .catch(() => null)
+          .finally(() => setImmediate(() => (pending = null))));
       new Gauge({
         name: 'mos_outbox_pending_deliveries',
         help: 'Webhook deliveries not yet delivered nor given up (the outbox depth).',
         registers,
         async collect() {
-          this.set((await backlog()).pending);
+          const read = await backlog();
+          if (read) this.set(read.pending);
         },
       });
       new Gauge({
@@ -186,8 +191,8 @@ export class Metrics {
         help: 'Age of the oldest pending webhook delivery (0 when there is none).',
         registers,
         async collect() {
-          const oldest = (await backlog()).oldestCreatedAt;
-          this.set(oldest === null ? 0 : Math.max(0, (sources.now() - Date.parse(oldest)) / 1000));
+          const read = await backlog();
+          if (read) this.set(read.oldestCreatedAt === null ? 0 : Math.max(0, (sources.now() - Date.parse(read.oldestCreatedAt)) / 1000));
         },
       });
     }
