@@ -3064,6 +3064,7 @@ export interface components {
                 after: unknown;
             };
             /**
+             * Format: int64
              * @description The entry's position in the account environment's chain.
              * @example 42
              */

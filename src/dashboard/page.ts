@@ -40,7 +40,7 @@ export function requireRoleFor(koa: Context, ...operationIds: OperationId[]): Ac
 }
 
 /** Where a dashboard request comes from (the audit log's client address, user agent and request id). */
-export function requestPlace(koa: Context): { clientAddress: string | null; userAgent: string | null; requestId: string | null } {
+function requestPlace(koa: Context): { clientAddress: string | null; userAgent: string | null; requestId: string | null } {
   const userAgent = koa.get('user-agent');
   return { clientAddress: koa.request.ip || null, userAgent: userAgent ? userAgent.slice(0, 1000) : null, requestId: (koa.state.requestId as string | undefined) ?? null };
 }

@@ -32,8 +32,6 @@ import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Tx } from '../store/store.ts';
 import { createdRangeOrRefuse } from './createdRange.ts';
 
-export type { AuditAction } from '../domain/audit/entries.ts';
-export type { AuditActor, AuditOrigin } from '../domain/audit/chain.ts';
 export type AuditEvent = components['schemas']['AuditEvent'];
 
 /** The service itself: background work, and anything run without an origin. */

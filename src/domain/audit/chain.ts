@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 
 /** Who did it: a dashboard user, an API key, the operator's command line, or the service itself. */
-export type AuditActorType = 'user' | 'apiKey' | 'cli' | 'system';
+type AuditActorType = 'user' | 'apiKey' | 'cli' | 'system';
 
 export interface AuditActor {
   type: AuditActorType;

@@ -61,7 +61,7 @@ export function recordedChange(change: Partial<AuditChange> | null | undefined):
 }
 
 /** The CSV export's columns, in order. */
-export const AUDIT_CSV_COLUMNS = [
+const AUDIT_CSV_COLUMNS = [
   'auditEventId',
   'createdAt',
   'actorType',
