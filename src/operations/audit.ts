@@ -16,7 +16,7 @@ export const auditOperations = {
 
   exportAuditEvents: async ({ query }, ctx) => {
     const { format, ...filter } = query;
-    const prepared = prepareAuditExport(ctx, ctx.principal.accountId, filter, format ?? 'ndjson');
+    const prepared = prepareAuditExport(ctx, ctx.principal.accountId, filter, format ?? 'csv');
     return { status: 200, raw: prepared.open(ctx.signal), contentType: prepared.contentType, headers: { 'Content-Disposition': prepared.contentDisposition } };
   },
 } satisfies OperationHandlers;

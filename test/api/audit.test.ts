@@ -258,7 +258,7 @@ describe('what a person does in the dashboard, and the operator', () => {
   });
 });
 
-describe('listing and exporting', () => {
+describe('listAuditEvents', () => {
   it('filters by actor, action, target and time, and pages newest first', async () => {
     const all = await audit(owner.client);
     expect(all.length).toBeGreaterThan(10);
@@ -282,9 +282,12 @@ describe('listing and exporting', () => {
     expect(pages.map((e) => e.auditEventId)).toEqual(all.map((e) => e.auditEventId));
   });
 
+});
+
+describe('exportAuditEvents', () => {
   it('streams a range as NDJSON and as CSV', async () => {
     const all = await audit(owner.client);
-    const ndjson = await app.fetch('/v1/audit-events/export', { headers: { Authorization: `Bearer ${owner.apiKey}` } });
+    const ndjson = await app.fetch('/v1/audit-events/export?format=ndjson', { headers: { Authorization: `Bearer ${owner.apiKey}` } });
     expect(ndjson.headers.get('content-type')).toBe('application/x-ndjson');
     expect(ndjson.headers.get('content-disposition')).toMatch(/^attachment; filename="audit-\d{4}-\d{2}-\d{2}\.ndjson"$/);
     const lines = (await ndjson.text()).trimEnd().split('\n').map((line) => JSON.parse(line) as AuditEvent);
@@ -297,6 +300,9 @@ describe('listing and exporting', () => {
     expect(rows[1]).toContain('webhook.created');
   });
 
+});
+
+describe('the audit log', () => {
   it('is for admin keys only', async () => {
     expect((await owner.member.GET('/v1/audit-events')).response.status).toBe(403);
     expect((await app.fetch('/v1/audit-events/export', { headers: { Authorization: `Bearer ${owner.memberKey}` } })).status).toBe(403);
@@ -313,7 +319,7 @@ describe('listing and exporting', () => {
     const ownWebhookTargets = mine.filter((e) => e.target.type === 'webhook').map((e) => e.target.id!);
     expect(await audit(other.client, { targetId: ownWebhookTargets[0]! })).toEqual([]);
     expect(await audit(other.client, { actor: ownerKeyId })).toEqual([]);
-    const exported = await (await app.fetch(`/v1/audit-events/export?actor=${ownerKeyId}`, { headers: { Authorization: `Bearer ${other.apiKey}` } })).text();
+    const exported = await (await app.fetch(`/v1/audit-events/export?format=ndjson&actor=${ownerKeyId}`, { headers: { Authorization: `Bearer ${other.apiKey}` } })).text();
     expect(exported).toBe('');
     expect((await audit(owner.test)).every((e) => e.livemode === false)).toBe(true);
     expect(mine.every((e) => e.livemode === true)).toBe(true);
@@ -324,7 +330,7 @@ describe('listing and exporting', () => {
     let text = '';
     for (const account of accounts) {
       for (const key of [account.apiKey, account.testKey]) {
-        text += await (await app.fetch('/v1/audit-events/export', { headers: { Authorization: `Bearer ${key}` } })).text();
+        text += await (await app.fetch('/v1/audit-events/export?format=ndjson', { headers: { Authorization: `Bearer ${key}` } })).text();
         text += await (await app.fetch('/v1/audit-events/export?format=csv', { headers: { Authorization: `Bearer ${key}` } })).text();
       }
     }

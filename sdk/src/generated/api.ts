@@ -488,7 +488,7 @@ export interface paths {
          * Export the account's audit log
          * @description Every audit log entry of the key's environment that the filters select (the same filters as
          *     `GET /v1/audit-events`, typically a time range), newest first, streamed as one file:
-         *     `format=ndjson` (the default: one `AuditEvent` a line) or `format=csv`. Needs an admin key.
+         *     `format=csv` (the default) or `format=ndjson` (one `AuditEvent` a line). Needs an admin key.
          */
         get: operations["exportAuditEvents"];
         put?: never;
@@ -4752,10 +4752,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `ndjson` (the default) or `csv`.
-                 * @example csv
+                 * @description `csv` (the default) or `ndjson`.
+                 * @example ndjson
                  */
-                format?: "ndjson" | "csv";
+                format?: "csv" | "ndjson";
                 /**
                  * @description Only entries made by this actor — a user's `usr-…` id or a key's `key-…` id — or by the operator's command line (`cli`) or the service (`system`).
                  * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
@@ -4811,8 +4811,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": string;
                     "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             400: components["responses"]["BadRequest"];
