@@ -7,7 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import { pruneExpiredAuditEvents, recordAuditNow, verifyAuditChain } from '../../src/services/audit.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/open.ts';
 import { dialectOf } from '../../src/store/store.ts';
+import { onPostgres, testDatabase } from '../helpers/engine.ts';
+import { createAccountWithCli, runAdmin, tempDataDir } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
 
@@ -123,5 +127,42 @@ describe('concurrency', () => {
       expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: entries.length }, (_, i) => i + 1));
     }
     expect(await verify(account.accountId)).toMatchObject({ ok: true, chains: 2 });
+  });
+});
+
+describe('npm run admin -- audit verify', () => {
+  it('exits 0 on an intact chain and 2 naming the entry changed in the database', async () => {
+    const dir = await tempDataDir('mos-audit-');
+    const database = onPostgres() ? await testDatabase() : null;
+    const env: Record<string, string> = database ? { DATABASE_URL: database.url } : {};
+    try {
+      const { accountId } = await createAccountWithCli(dir.dataDir, 'Cli Lending', 'ops@cli.test', env);
+      await runAdmin(['key', 'create', '--account', accountId, '--role', 'member'], { dataDir: dir.dataDir, env });
+      const intact = await runAdmin(['audit', 'verify', '--account', accountId, '--json'], { dataDir: dir.dataDir, env });
+      expect(intact.code, intact.stderr).toBe(0);
+      expect(JSON.parse(intact.stdout)).toEqual({ ok: true, chains: 2, entriesChecked: 2 });
+
+      const config = loadConfig({ DATA_DIR: dir.dataDir, ...env });
+      const store = await openStore({ dataDir: dir.dataDir, database: config.database, secrets: config.secrets });
+      let changed = '';
+      try {
+        const [first] = await store.read((db) => db.all<{ id: string }>('SELECT id FROM audit_events WHERE account_id = ? ORDER BY seq', [accountId]));
+        changed = first!.id;
+        const drop = dialectOf(store) === 'postgres' ? 'DROP TRIGGER audit_events_append_only ON audit_events' : 'DROP TRIGGER audit_events_append_only';
+        await store.transaction(async (tx) => {
+          await tx.run(drop);
+          await tx.run("UPDATE audit_events SET change = NULL WHERE id = ?", [changed]);
+        });
+      } finally {
+        await store.close();
+      }
+      const broken = await runAdmin(['audit', 'verify'], { dataDir: dir.dataDir, env });
+      expect(broken.code).toBe(2);
+      expect(broken.stdout).toBe('');
+      expect(broken.stderr).toContain(`error: audit chain of ${accountId} is broken at entry ${changed} (#1): content changed`);
+    } finally {
+      await database?.drop();
+      await dir.remove();
+    }
   });
 });
