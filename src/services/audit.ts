@@ -27,7 +27,17 @@ import {
 import { recordedChange, type AuditAction } from '../domain/audit/entries.ts';
 import { newId } from '../ids.ts';
 import { findApiKeyById } from '../store/apiKeys.ts';
-import { appendEntry, chainEntries, chainsWithEntriesBefore, listChains, listEntries, lockChain, pruneChainBefore, readChain } from '../store/auditEvents.ts';
+import {
+  appendEntry,
+  chainEntries,
+  chainsWithEntriesBefore,
+  listChains,
+  listEntries,
+  lockChain,
+  pruneChainBefore,
+  readChain,
+  type ChainState,
+} from '../store/auditEvents.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Tx } from '../store/store.ts';
 import { createdRangeOrRefuse } from './createdRange.ts';
@@ -156,10 +166,20 @@ export interface ChainVerification {
 
 /**
  * Checks one environment's chain from its anchor to its head as it was when the check began (entries
- * appended meanwhile are past it), a batch at a time.
+ * appended meanwhile are past it), a batch at a time. Retention may move the anchor during the walk
+ * (deleting entries not yet read): a break found then is checked again from the new anchor.
  */
 export async function verifyAuditChain(ctx: AppContext, accountId: string): Promise<ChainVerification> {
-  const chain = await ctx.store.read((db) => readChain(db, accountId));
+  for (let attempt = 1; ; attempt++) {
+    const chain = await ctx.store.read((db) => readChain(db, accountId));
+    const result = await walkChain(ctx, accountId, chain);
+    if (result.ok || attempt === 3) return result;
+    const now = await ctx.store.read((db) => readChain(db, accountId));
+    if (now.anchor.seq === chain.anchor.seq) return result;
+  }
+}
+
+async function walkChain(ctx: AppContext, accountId: string, chain: ChainState): Promise<ChainVerification> {
   const verifier = new ChainVerifier(chain.anchor);
   let afterSeq = chain.anchor.seq;
   for (;;) {
