@@ -2,7 +2,8 @@
  * The operator's check of the audit log: `audit verify` walks each hash chain from its anchor and
  * names the first broken entry (exit code 2), or says how many entries it checked.
  */
-import { isLivemode, testEnvironmentId } from '../domain/accounts/environments.ts';
+import { isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
+import { isId } from '../ids.ts';
 import { verifyAllAuditChains, verifyAuditChain, type ChainVerification } from '../services/audit.ts';
 import { AdminCommandError, type AdminCommand } from './command.ts';
 
@@ -24,6 +25,7 @@ export const auditCommands: Record<string, AdminCommand> = {
         return { ok: true, chains: all.chains, entriesChecked: all.entriesChecked };
       }
       const account = flags.account.trim();
+      if (!isId('acc', liveAccountId(account))) throw new AdminCommandError(`--account must be an account id (acc-…) or a test environment id (acc-….test), got "${account}"`);
       const chains = isLivemode(account) ? [account, testEnvironmentId(account)] : [account];
       const results = await Promise.all(chains.map((id) => verifyAuditChain(ctx, id)));
       const broken = results.filter((r) => !r.ok);

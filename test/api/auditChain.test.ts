@@ -57,6 +57,7 @@ describe('audit verify', () => {
     // account.created, the member key of newAccount, three keys; one test key.
     expect(await verify(account.accountId)).toEqual({ ok: true, chains: 2, entriesChecked: 6 });
     expect(await verify()).toMatchObject({ ok: true });
+    await expect(verify('key-01jdz8k3n4q2v6x9b7c5t1r0aa')).rejects.toThrow(/--account must be an account id/);
   });
 
   it('the store refuses to update an entry', async () => {
