@@ -93,15 +93,23 @@ describe('what a key does', () => {
       const { data } = await owner.client.POST('/v1/webhooks/{webhookId}/rotate-secret', path);
       secrets.push(data!.secret);
     });
-    const test = await exactlyOne(owner.client, 'webhook.testSent', () => owner.client.POST('/v1/webhooks/{webhookId}/test', { ...path, body: { event: 'application.approved' } }));
+    let eventId = '';
+    const test = await exactlyOne(owner.client, 'webhook.testSent', async () => {
+      const { data } = await owner.client.POST('/v1/webhooks/{webhookId}/test', { ...path, body: { event: 'application.approved' } });
+      eventId = data!.eventId;
+    });
     expect(test.target).toEqual({ type: 'webhook', id: webhookId });
+    const retried = await exactlyOne(owner.client, 'webhook.deliveryRetried', () =>
+      owner.client.POST('/v1/webhooks/{webhookId}/deliveries/{eventId}/retry', { params: { path: { webhookId, eventId } } }),
+    );
+    expect(retried.change).toEqual({ before: null, after: { eventId } });
     await exactlyOne(owner.client, 'webhook.recovered', () =>
       owner.client.POST('/v1/webhooks/{webhookId}/recover', { ...path, body: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
     );
     const deleted = await exactlyOne(owner.client, 'webhook.deleted', () => owner.client.DELETE('/v1/webhooks/{webhookId}', path));
     expect(deleted.change).toMatchObject({ before: { url: 'http://127.0.0.1:9/hooks', description: 'CRM sync' }, after: null });
     // Everything about the endpoint, by target.
-    expect((await audit(owner.client, { targetType: 'webhook', targetId: webhookId })).length).toBe(8);
+    expect((await audit(owner.client, { targetType: 'webhook', targetId: webhookId })).length).toBe(9);
   });
 
   it('records pricing and underwriting settings with the old and the new values', async () => {
