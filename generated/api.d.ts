@@ -451,6 +451,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's audit log
+         * @description The audit log of the key's environment (live or test), newest first: every change made by a
+         *     person or a key — sign-ins, API keys, webhook endpoints, the team, pricing and underwriting
+         *     settings (with the values before and after), export formats, exports run, documents
+         *     downloaded, bank tokens issued, test data deleted, manual decisions — with who made it, from
+         *     which address and user agent, and the request id. Filter by actor, action, target and time.
+         *     Entries are kept for `AUDIT_RETENTION_DAYS` (400 days by default). Needs an admin key.
+         *     `GET /v1/audit-events/export` streams a whole range as NDJSON or CSV.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit-events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the account's audit log
+         * @description Every audit log entry of the key's environment that the filters select (the same filters as
+         *     `GET /v1/audit-events`, typically a time range), newest first, streamed as one file:
+         *     `format=csv` (the default) or `format=ndjson` (one `AuditEvent` a line). Needs an admin key.
+         */
+        get: operations["exportAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/applications": {
         parameters: {
             query?: never;
@@ -2927,6 +2975,117 @@ export interface components {
          */
         Livemode: boolean;
         /**
+         * @description Who made the change: a dashboard user (its id and email), an API key (its id and name), the
+         *     operator's command line (`cli`), or the service itself (`system`).
+         */
+        AuditActor: {
+            /** @enum {string} */
+            type: "user" | "apiKey" | "cli" | "system";
+            /**
+             * @description The user's `usr-…` id or the key's `key-…` id; null for `cli` and `system`.
+             * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            id: string | null;
+            /**
+             * @description The user's email or the key's name; null for `cli` and `system`.
+             * @example First admin key
+             */
+            name: string | null;
+        };
+        /**
+         * @description One entry of the account's audit log: a change made by a person or a key (or an attempt, such
+         *     as a failed sign-in, or a read that matters, such as a document download), who made it, from
+         *     where, and the values before and after where there are some. Secrets and full account numbers
+         *     never appear. Each entry carries the SHA-256 `hash` of its content and of the previous entry's
+         *     hash (`previousHash`), so a changed or deleted entry breaks the chain (the operator's
+         *     `npm run admin -- audit verify` checks it). Entries are kept for `AUDIT_RETENTION_DAYS`
+         *     (400 by default).
+         */
+        AuditEvent: {
+            /**
+             * @description Identifier of the entry.
+             * @example aud-01jdz8q5s7u9w1y3a5c7e9g1j3
+             */
+            auditEventId: string;
+            /** @description When the change was made. */
+            createdAt: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description What happened, as `<resource>.<what>`: `user.signedIn`, `user.signInFailed`,
+             *     `user.signedOut`, `account.created`, `apiKey.created`, `apiKey.revoked`, `webhook.created`,
+             *     `webhook.updated`, `webhook.enabled`, `webhook.disabled`, `webhook.deleted`,
+             *     `webhook.secretRotated`, `webhook.testSent`, `webhook.deliveryRetried`, `webhook.recovered`,
+             *     `team.invitationCreated`, `team.invitationRevoked`, `team.invitationAccepted`,
+             *     `team.roleChanged`, `team.userRemoved`, `pricing.updated`, `underwriting.updated`,
+             *     `exportFormat.created`, `exportFormat.replaced`, `exportFormat.deleted`, `export.run`,
+             *     `document.downloaded`, `bankToken.issued`, `testData.deleted`, `application.approved`,
+             *     `application.declined`. New actions may be added.
+             * @example webhook.secretRotated
+             */
+            action: string;
+            /** @description What the change was made to. */
+            target: {
+                /**
+                 * @description The kind of thing (`apiKey`, `webhook`, `user`, `invitation`, `pricing`, `underwriting`, `exportFormat`, `export`, `document`, `application`, `bankToken`, `testData`, `account`).
+                 * @example webhook
+                 */
+                type: string;
+                /**
+                 * @description Its identifier, or null for the account's settings (pricing, underwriting).
+                 * @example whk-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                id: string | null;
+            };
+            /**
+             * @description `failure` for an attempt that was refused (a failed sign-in); every other entry is a change that took effect.
+             * @enum {string}
+             */
+            outcome: "success" | "failure";
+            /**
+             * @description The client's IP address as the service saw it; null for the operator's command line and the service itself.
+             * @example 203.0.113.7
+             */
+            clientAddress: string | null;
+            /**
+             * @description The client's `User-Agent`, when it sent one.
+             * @example mortgage-sdk/1.4.0
+             */
+            userAgent: string | null;
+            /**
+             * @description The `X-Request-Id` of the request that made the change, to find it in the logs.
+             * @example req-01jdz8q5s7u9w1y3a5c7e9g1j3
+             */
+            requestId: string | null;
+            /** @description The values before and after the change, where there are some (settings, roles, webhook fields); null otherwise. */
+            change: null | {
+                /** @description The value before (null when the thing was created). */
+                before: unknown;
+                /** @description The value after (null when the thing was deleted). */
+                after: unknown;
+            };
+            /**
+             * Format: int64
+             * @description The entry's position in the account environment's chain.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The `hash` of the entry before it in the chain (64 zeros for the first).
+             * @example 5f0e5b1c9d1a0d7b0c7c7f0b6f3a8e0b1f2d3c4b5a6978877665544332211000
+             */
+            previousHash: string;
+            /**
+             * @description SHA-256 over the entry's content and `previousHash`, hex.
+             * @example 9a1c2e3f4b5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7
+             */
+            hash: string;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A page of the account's audit log, newest first. */
+        AuditEventList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["AuditEvent"][];
+        };
+        /**
          * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
          *     account number. Use a documented test value (see "Test values") for a particular answer.
          */
@@ -3368,6 +3527,37 @@ export interface components {
          */
         EventId: components["schemas"]["EventId"];
         /**
+         * @description Only entries made by this actor — a user's `usr-…` id or a key's `key-…` id — or by the operator's command line (`cli`) or the service (`system`).
+         * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+         */
+        AuditActor: string;
+        /**
+         * @description Only entries of this action (see `AuditEvent.action`).
+         * @example apiKey.revoked
+         */
+        AuditAction: string;
+        /**
+         * @description Only entries about this kind of thing (see `AuditEvent.target.type`).
+         * @example webhook
+         */
+        AuditTargetType: string;
+        /**
+         * @description Only entries about the thing with this id (a `whk-…`, `key-…`, `mtg-…` id, an export format's name…).
+         * @example whk-01jdz8k3n4q2v6x9b7c5t1r0aa
+         */
+        AuditTargetId: string;
+        /**
+         * @description Only entries made at or after this moment: a date-time with an offset
+         *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).
+         * @example 2026-11-01
+         */
+        AuditCreatedFrom: string;
+        /**
+         * @description Only entries made before this moment (exclusive), in the same forms as `createdFrom`.
+         * @example 2026-12-01
+         */
+        AuditCreatedTo: string;
+        /**
          * @description The mortgage application's identifier.
          * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
          */
@@ -3519,6 +3709,9 @@ export type SchemaBankVerification = components['schemas']['BankVerification'];
 export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
 export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
+export type SchemaAuditActor = components['schemas']['AuditActor'];
+export type SchemaAuditEvent = components['schemas']['AuditEvent'];
+export type SchemaAuditEventList = components['schemas']['AuditEventList'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -3550,6 +3743,12 @@ export type ParameterKeyId = components['parameters']['KeyId'];
 export type ParameterQuoteId = components['parameters']['QuoteId'];
 export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
 export type ParameterEventId = components['parameters']['EventId'];
+export type ParameterAuditActor = components['parameters']['AuditActor'];
+export type ParameterAuditAction = components['parameters']['AuditAction'];
+export type ParameterAuditTargetType = components['parameters']['AuditTargetType'];
+export type ParameterAuditTargetId = components['parameters']['AuditTargetId'];
+export type ParameterAuditCreatedFrom = components['parameters']['AuditCreatedFrom'];
+export type ParameterAuditCreatedTo = components['parameters']['AuditCreatedTo'];
 export type ParameterMortgageId = components['parameters']['MortgageId'];
 export type ParameterDocumentId = components['parameters']['DocumentId'];
 export type ParameterFormatName = components['parameters']['FormatName'];
@@ -4473,6 +4672,152 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only entries made by this actor — a user's `usr-…` id or a key's `key-…` id — or by the operator's command line (`cli`) or the service (`system`).
+                 * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                actor?: components["parameters"]["AuditActor"];
+                /**
+                 * @description Only entries of this action (see `AuditEvent.action`).
+                 * @example apiKey.revoked
+                 */
+                action?: components["parameters"]["AuditAction"];
+                /**
+                 * @description Only entries about this kind of thing (see `AuditEvent.target.type`).
+                 * @example webhook
+                 */
+                targetType?: components["parameters"]["AuditTargetType"];
+                /**
+                 * @description Only entries about the thing with this id (a `whk-…`, `key-…`, `mtg-…` id, an export format's name…).
+                 * @example whk-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                targetId?: components["parameters"]["AuditTargetId"];
+                /**
+                 * @description Only entries made at or after this moment: a date-time with an offset
+                 *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).
+                 * @example 2026-11-01
+                 */
+                createdFrom?: components["parameters"]["AuditCreatedFrom"];
+                /**
+                 * @description Only entries made before this moment (exclusive), in the same forms as `createdFrom`.
+                 * @example 2026-12-01
+                 */
+                createdTo?: components["parameters"]["AuditCreatedTo"];
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit log entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    exportAuditEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `csv` (the default) or `ndjson`.
+                 * @example ndjson
+                 */
+                format?: "csv" | "ndjson";
+                /**
+                 * @description Only entries made by this actor — a user's `usr-…` id or a key's `key-…` id — or by the operator's command line (`cli`) or the service (`system`).
+                 * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                actor?: components["parameters"]["AuditActor"];
+                /**
+                 * @description Only entries of this action (see `AuditEvent.action`).
+                 * @example apiKey.revoked
+                 */
+                action?: components["parameters"]["AuditAction"];
+                /**
+                 * @description Only entries about this kind of thing (see `AuditEvent.target.type`).
+                 * @example webhook
+                 */
+                targetType?: components["parameters"]["AuditTargetType"];
+                /**
+                 * @description Only entries about the thing with this id (a `whk-…`, `key-…`, `mtg-…` id, an export format's name…).
+                 * @example whk-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                targetId?: components["parameters"]["AuditTargetId"];
+                /**
+                 * @description Only entries made at or after this moment: a date-time with an offset
+                 *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).
+                 * @example 2026-11-01
+                 */
+                createdFrom?: components["parameters"]["AuditCreatedFrom"];
+                /**
+                 * @description Only entries made before this moment (exclusive), in the same forms as `createdFrom`.
+                 * @example 2026-12-01
+                 */
+                createdTo?: components["parameters"]["AuditCreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The entries, streamed. The file name in `Content-Disposition` is
+             *     `audit-<today's date>.<ndjson|csv>`.
+             */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /**
+                     * @description Asks a browser to save the response as a file, and names it.
+                     * @example attachment; filename="audit-2026-11-21.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];

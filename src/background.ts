@@ -5,6 +5,7 @@
 import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
+import { AUDIT_PRUNE_INTERVAL_MS, pruneExpiredAuditEvents } from './services/audit.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 import { sweepSessions } from './services/sessions.ts';
 
@@ -45,6 +46,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     every('idempotency-sweep', IDEMPOTENCY_SWEEP_INTERVAL_MS, ctx, () => sweepIdempotencyKeys(ctx)),
     // Events past EVENT_RETENTION_DAYS, with their deliveries and delivery log (the feed hides them already).
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
+    // Audit log entries past AUDIT_RETENTION_DAYS, oldest first; each chain's anchor moves so it stays verifiable.
+    every('audit-retention', AUDIT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredAuditEvents(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];

@@ -44,6 +44,13 @@ export interface Config {
    * still working on.
    */
   eventRetentionDays: number;
+  /**
+   * AUDIT_RETENTION_DAYS: how long entries of the audit log are kept (default 400, from 30 to
+   * 36500): longer than the events feed, so a year's reviews find every change. Older entries are
+   * deleted in the background, oldest first, and the chain remembers the last deleted entry's hash
+   * so `audit verify` still checks what is kept (docs/operators/audit-log.md).
+   */
+  auditRetentionDays: number;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -270,6 +277,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
 
   const eventRetentionDays = integer(env, 'EVENT_RETENTION_DAYS', 30, 7, 3650, problems);
+  const auditRetentionDays = integer(env, 'AUDIT_RETENTION_DAYS', 400, 30, 36500, problems);
 
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
@@ -329,6 +337,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     bank,
     webhooks,
     eventRetentionDays,
+    auditRetentionDays,
     documentMaxBytes,
     exportBatchSize,
     secrets,

@@ -6,6 +6,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { ApiKeyPrincipal, BankTokenPrincipal } from './contract/principals.ts';
+import type { AuditOrigin } from './domain/audit/chain.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
@@ -46,4 +47,11 @@ export interface AppContext {
   readonly metrics: Metrics | null;
   /** Where spans go; null when tracing is off (no span is made). */
   readonly tracer: Tracer | null;
+  /**
+   * Who and where a change comes from, for the audit log (src/services/audit.ts): set by the edge
+   * for each request (the API key, or the dashboard's signed-in user, with the client's address,
+   * user agent and request id) and by the admin command line (the operator). Absent: the service
+   * itself (background work).
+   */
+  readonly origin?: AuditOrigin;
 }

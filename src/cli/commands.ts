@@ -8,6 +8,8 @@ import { apiKeyNameIssue } from '../domain/accounts/apiKeyFormat.ts';
 import { AppError } from '../errors.ts';
 import { accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { ApiKeyRole } from '../store/apiKeys.ts';
+import { CLI_ORIGIN, withOrigin } from '../services/audit.ts';
+import { auditCommands } from './auditCommands.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 import { secretsCommands } from './secretsCommands.ts';
@@ -76,6 +78,7 @@ export const adminCommands: Record<string, AdminCommand> = {
   },
   ...bankPartnerCommands,
   ...secretsCommands,
+  ...auditCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
@@ -88,7 +91,8 @@ export async function runAdminCommand(ctx: AppContext, name: string, flags: Flag
   const unknown = Object.keys(flags).filter((flag) => !Object.hasOwn(command.flags, flag));
   if (unknown.length) throw new AdminCommandError(`${name} does not take --${unknown.join(', --')}`);
   try {
-    return await command.run(ctx, flags);
+    // The operator is the actor of every change a command makes (the audit log's `cli`).
+    return await command.run(withOrigin(ctx, CLI_ORIGIN), flags);
   } catch (err) {
     if (err instanceof AppError) throw new AdminCommandError(err.detail);
     throw err;

@@ -16,6 +16,7 @@ import { storeUnavailability } from '../http/storeUnavailability.ts';
 import { SignInRequired, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
+import { auditRoutes } from './pages/audit.ts';
 import { authRoutes, ANONYMOUS_FORMS } from './pages/auth.ts';
 import { environmentRoutes } from './pages/environment.ts';
 import { exportRoutes } from './pages/exports.ts';
@@ -42,6 +43,7 @@ export function dashboard(ctx: AppContext): Middleware {
   exportRoutes(router, ctx);
   teamRoutes(router, ctx);
   settingsRoutes(router, ctx);
+  auditRoutes(router, ctx);
   const routes = router.routes() as unknown as Middleware;
 
   return async (koa, next) => {

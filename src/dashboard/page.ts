@@ -4,6 +4,8 @@ import { AppError, fail, isAppError } from '../errors.ts';
 import { statusOfKind } from '../http/problem.ts';
 import type { ActiveSession } from '../services/sessions.ts';
 import { accountEnvironment } from '../services/accounts.ts';
+import { userOrigin, withOrigin } from '../services/audit.ts';
+import type { AppContext } from '../context.ts';
 import type { OperationId } from '../contract/handlers.ts';
 import { fieldErrors, type FieldErrors } from './forms.ts';
 import { newCsrfToken, setCookie, type CookieNames } from './security.ts';
@@ -35,6 +37,25 @@ export function requireRoleFor(koa: Context, ...operationIds: OperationId[]): Ac
     throw fail.forbidden(`This page is for admins of the account; your role is ${session.user.role}, so integrations are read-only for you.`);
   }
   return session;
+}
+
+/** Where a dashboard request comes from (the audit log's client address, user agent and request id). */
+function requestPlace(koa: Context): { clientAddress: string | null; userAgent: string | null; requestId: string | null } {
+  const userAgent = koa.get('user-agent');
+  return { clientAddress: koa.request.ip || null, userAgent: userAgent ? userAgent.slice(0, 1000) : null, requestId: (koa.state.requestId as string | undefined) ?? null };
+}
+
+/**
+ * The context a page passes to the use cases that change things: the app's, as the signed-in user
+ * acting from this browser (the audit log records them as the actor).
+ */
+export function actingAs(ctx: AppContext, koa: Context, session: ActiveSession): AppContext {
+  return withOrigin(ctx, userOrigin(session.user, requestPlace(koa)));
+}
+
+/** The context of a page before sign-in: the service as actor until a use case names the user. */
+export function anonymous(ctx: AppContext, koa: Context): AppContext {
+  return withOrigin(ctx, { actor: { type: 'system', id: null, name: null }, ...requestPlace(koa) });
 }
 
 /** The account id the page works on: the environment the user switched to. Every page reaches its data through this one function. */

@@ -1,9 +1,11 @@
 /**
  * What the edge gives a handler of what only the transport knows, on the request's context: a
- * signal for the client going away and the multipart upload. The Koa context stays behind a
+ * signal for the client going away, the multipart upload, and who and where for the audit log. The Koa context stays behind a
  * symbol, so a handler (typed by RequestContext) sees what it needs and not the framework.
  */
 import type { Context } from 'koa';
+import type { ApiKeyPrincipal } from '../contract/principals.ts';
+import type { AuditOrigin } from '../domain/audit/chain.ts';
 import { multipartUpload } from './bodyParsers.ts';
 
 const KOA = Symbol('koa');
@@ -48,4 +50,25 @@ export const requestEdgeProperties: PropertyDescriptorMap = {
       return multipartUpload(koaOf(this));
     },
   },
+  origin: {
+    get(this: object): AuditOrigin {
+      const koa = koaOf(this);
+      return (koa.state.origin ??= requestOrigin(koa)) as AuditOrigin;
+    },
+  },
 };
+
+/** The longest user agent an audit entry keeps (the contract's bound). */
+const USER_AGENT_MAX = 1000;
+
+/** Who and where a request comes from, for the audit log: its API key (named by the audit use case), address, user agent and id. */
+function requestOrigin(koa: Context): AuditOrigin {
+  const principal = koa.state.principal as ApiKeyPrincipal | undefined;
+  const userAgent = koa.get('user-agent');
+  return {
+    actor: principal ? { type: 'apiKey', id: principal.keyId, name: null } : { type: 'system', id: null, name: null },
+    clientAddress: koa.request.ip || null,
+    userAgent: userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null,
+    requestId: (koa.state.requestId as string | undefined) ?? null,
+  };
+}

@@ -4,6 +4,7 @@
  */
 import { accountOperations } from './account.ts';
 import { apiKeyOperations } from './apiKeys.ts';
+import { auditOperations } from './audit.ts';
 import { applicationOperations } from './applications.ts';
 import { bankOperations } from './banks.ts';
 import { documentOperations } from './documents.ts';
@@ -34,6 +35,9 @@ export const operationHandlers: OperationHandlers = {
 
   // export
   ...exportOperations,
+
+  // the audit log
+  ...auditOperations,
 
   // bank verification
   ...bankOperations,

@@ -23,6 +23,7 @@ import {
 } from '../store/apiKeys.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
+import { recordAudit } from './audit.ts';
 
 export type Account = components['schemas']['Account'];
 export type ApiKey = components['schemas']['ApiKey'];
@@ -94,7 +95,16 @@ export async function createAccount(
   ctx: AppContext,
   input: { name: string; email: string; currency?: string },
 ): Promise<{ account: AccountRecord; firstKey: CreatedApiKey; firstTestKey: CreatedApiKey }> {
-  return ctx.store.transaction((tx) => openAccount(tx, ctx, input));
+  return ctx.store.transaction(async (tx) => {
+    const opened = await openAccount(tx, ctx, input);
+    await recordAudit(tx, ctx, {
+      accountId: opened.account.accountId,
+      action: 'account.created',
+      target: { type: 'account', id: opened.account.accountId },
+      change: { before: null, after: { name: opened.account.name, email: opened.account.email } },
+    });
+    return opened;
+  });
 }
 
 /** A key of the environment `accountId` (the caller's: a test key makes test keys). */
@@ -116,7 +126,14 @@ export async function createApiKey(
         { limit },
       );
     }
-    return addKey(tx, ctx, accountId, input.role, input.name);
+    const created = await addKey(tx, ctx, accountId, input.role, input.name);
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: 'apiKey.created',
+      target: { type: 'apiKey', id: created.record.keyId },
+      change: { before: null, after: { name: created.record.name, role: created.record.role, hint: created.record.hint } },
+    });
+    return created;
   });
 }
 
@@ -141,6 +158,7 @@ export async function revokeApiKey(ctx: AppContext, accountId: string | null, ke
     }
     const revokedAt = ctx.clock.now().toISOString();
     await markApiKeyRevoked(tx, keyId, revokedAt);
+    await recordAudit(tx, ctx, { accountId: key.accountId, action: 'apiKey.revoked', target: { type: 'apiKey', id: keyId }, change: { before: { revokedAt: null }, after: { revokedAt } } });
     return { ...key, revokedAt };
   });
   // Committed: this process's authenticator must not let the key through once more (other instances hear it by NOTIFY).

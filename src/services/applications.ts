@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAudit } from './audit.ts';
 import { hasAtMostDecimals } from '../domain/applications/money.ts';
 import { canTransition, isEditable, type ApplicationAction, type ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import { decide, type Decision, type PaymentFact } from '../domain/underwriting/decision.ts';
@@ -304,6 +305,13 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
+    // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user).
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: review.action === 'approve' ? 'application.approved' : 'application.declined',
+      target: { type: 'application', id: mortgageId },
+      change: { before: { status: current.status }, after: { status: target, ...(review.note === undefined ? {} : { note: review.note }) } },
+    });
     return next;
   });
 }
@@ -353,6 +361,11 @@ export async function setUnderwritingRules(ctx: AppContext, accountId: string, r
     creditScore: { approveAtLeast: rules.creditScore.approveAtLeast, referAtLeast: rules.creditScore.referAtLeast },
     loanAmount: { approveAtMost: rules.loanAmount.approveAtMost, referAtMost: rules.loanAmount.referAtMost },
   };
-  await ctx.store.transaction((tx) => saveUnderwritingRules(tx, accountId, clean, updatedAt));
+  await ctx.store.transaction(async (tx) => {
+    const previous = await findUnderwritingRules(tx, accountId);
+    await saveUnderwritingRules(tx, accountId, clean, updatedAt);
+    const before = previous ? previous.rules : DEFAULT_RULES;
+    await recordAudit(tx, ctx, { accountId, action: 'underwriting.updated', target: { type: 'underwriting', id: null }, change: { before, after: clean } });
+  });
   return { ...clean, updatedAt, livemode: isLivemode(accountId) };
 }

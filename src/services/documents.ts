@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAuditNow } from './audit.ts';
 import { acceptsDocuments } from '../domain/applications/stateMachine.ts';
 import { SNIFF_BYTES, sniffContentType } from '../domain/documents/magicBytes.ts';
 import { displayFileName } from '../domain/documents/fileName.ts';
@@ -150,5 +151,15 @@ export async function openDocument(
   const record = await ctx.store.read((db) => findDocument(db, accountId, mortgageId, documentId));
   if (!record) throw fail.notFound(`No document ${documentId} of application ${mortgageId} in this account.`);
   const { stream, size } = await documentContent(ctx.store, ctx.config.dataDir).open(documentId);
+  // Recorded once the bytes are ready to send (a download that cannot start is no download).
+  await recordAuditNow(ctx, {
+    accountId,
+    action: 'document.downloaded',
+    target: { type: 'document', id: documentId },
+    change: { before: null, after: { mortgageId, documentType: record.documentType } },
+  }).catch((err: unknown) => {
+    stream.destroy();
+    throw err;
+  });
   return { record, stream, size };
 }

@@ -12,6 +12,7 @@
 import { Readable } from 'node:stream';
 import type { components, operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 import { completeCsvOptions, csvOptionsProblems } from '../domain/exports/csv.ts';
 import { createdRangeOrRefuse } from './createdRange.ts';
 import { EXPORT_FIELD_NAMES, parseFieldList, type FieldDefinition } from '../domain/exports/fields.ts';
@@ -114,6 +115,13 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
   }
   const fields = selectedFields(spec, formatName, request.fields);
 
+  // Recorded once the request is known good, before the first byte: an export begun is an export run.
+  await recordAuditNow(ctx, {
+    accountId,
+    action: 'export.run',
+    target: { type: 'export', id: formatName },
+    change: { before: null, after: { format: formatName, status: request.status ?? null, createdFrom: createdFrom ?? null, createdTo: createdTo ?? null, fields: request.fields ?? null } },
+  });
   const startedAt = ctx.clock.now().toISOString();
   const media = mediaOf(spec);
   const query: ExportQuery = {
@@ -245,6 +253,7 @@ export async function createExportFormat(ctx: AppContext, accountId: string, bod
     const now = ctx.clock.now().toISOString();
     const record: ExportFormatRecord = { accountId, name: body.name, ...definition, createdAt: now, updatedAt: now };
     await insertExportFormat(tx, record);
+    await recordAudit(tx, ctx, { accountId, action: 'exportFormat.created', target: { type: 'exportFormat', id: body.name }, change: { before: null, after: auditedFormat(record) } });
     return toExportFormat(record);
   });
 }
@@ -261,13 +270,25 @@ export async function replaceExportFormat(
     if (!existing) throw fail.notFound(`No export format "${name}" in this account.`);
     const record: ExportFormatRecord = { ...existing, ...definition, updatedAt: ctx.clock.now().toISOString() };
     await updateExportFormat(tx, record);
+    await recordAudit(tx, ctx, { accountId, action: 'exportFormat.replaced', target: { type: 'exportFormat', id: name }, change: { before: auditedFormat(existing), after: auditedFormat(record) } });
     return toExportFormat(record);
   });
 }
 
 export async function removeExportFormat(ctx: AppContext, accountId: string, name: string): Promise<void> {
-  const deleted = await ctx.store.transaction((tx) => deleteFormatRow(tx, accountId, name));
+  const deleted = await ctx.store.transaction(async (tx) => {
+    const existing = await findExportFormat(tx, accountId, name);
+    if (!existing || !(await deleteFormatRow(tx, accountId, name))) return false;
+    await recordAudit(tx, ctx, { accountId, action: 'exportFormat.deleted', target: { type: 'exportFormat', id: name }, change: { before: auditedFormat(existing), after: null } });
+    return true;
+  });
   if (!deleted) throw fail.notFound(`No export format "${name}" in this account.`);
+}
+
+/** What the audit log keeps of a format: its definition, without the account and times. */
+function auditedFormat(record: ExportFormatRecord) {
+  const { accountId: _account, createdAt: _created, updatedAt: _updated, ...definition } = record;
+  return definition;
 }
 
 export type ExportFormat = components['schemas']['ExportFormat'];

@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAudit } from './audit.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { scheduleRows } from '../domain/pricing/amortization.ts';
 import { decimalText, fixedTwo, thousandthsText } from '../domain/pricing/decimalText.ts';
@@ -224,7 +225,13 @@ export async function setRateSheet(ctx: AppContext, accountId: string, sheet: Ra
     ...sheet,
     baseRates: [...sheet.baseRates].sort((a, b) => a.minTermYears - b.minTermYears),
   };
-  await ctx.store.transaction((tx) => saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt));
+  await ctx.store.transaction(async (tx) => {
+    const previous = await findRateSheet(tx, accountId);
+    await saveRateSheet(tx, accountId, JSON.stringify(normalized), updatedAt);
+    // The sheet before: the stored one, or the built-in default the account was priced from.
+    const before = previous ? (JSON.parse(previous.sheetJson) as RateSheet) : DEFAULT_RATE_SHEET;
+    await recordAudit(tx, ctx, { accountId, action: 'pricing.updated', target: { type: 'pricing', id: null }, change: { before, after: normalized } });
+  });
   return { rateSheet: normalized, isDefault: false, updatedAt, livemode: isLivemode(accountId) };
 }
 

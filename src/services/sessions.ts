@@ -24,6 +24,7 @@ import {
 import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
 import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
 import { attemptLimiter, type AttemptLimiter, type CountedAttempt } from './rateLimits.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 
 export interface ActiveSession {
   /** The id the cookie carries (never stored: the store keeps its hash). */
@@ -42,8 +43,12 @@ function sessionPolicy(ctx: AppContext): SessionPolicy {
   return { idleMs: ctx.config.dashboard.sessionIdleMinutes * 60_000, absoluteMs: ctx.config.dashboard.sessionAbsoluteHours * 3_600_000 };
 }
 
-/** A new session for `user`, with a new random id; `replacing` (the session the browser had, if any) is ended. */
-export async function startSession(ctx: AppContext, user: UserRecord, replacing?: string): Promise<ActiveSession> {
+/**
+ * A new session for `user`, with a new random id; `replacing` (the session the browser had, if any)
+ * is ended. `signedIn`: the user signed in with a password (recorded in the audit log; a session
+ * started by sign-up or an accepted invitation is recorded as that).
+ */
+export async function startSession(ctx: AppContext, user: UserRecord, replacing?: string, signedIn = false): Promise<ActiveSession> {
   const sessionId = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   const session: SessionRecord = {
@@ -58,6 +63,9 @@ export async function startSession(ctx: AppContext, user: UserRecord, replacing?
   await ctx.store.transaction(async (tx) => {
     if (replacing) await deleteSession(tx, idHash(replacing));
     await insertSession(tx, session);
+    if (signedIn) {
+      await recordAudit(tx, ctx, { accountId: user.accountId, action: 'user.signedIn', target: { type: 'user', id: user.userId }, actor: actorOf(user) });
+    }
   });
   return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt, environment: session.environment };
 }
@@ -83,9 +91,15 @@ export async function switchEnvironment(ctx: AppContext, session: ActiveSession,
   return { ...session, environment };
 }
 
-export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {
-  await ctx.store.transaction((tx) => deleteSession(tx, idHash(sessionId)));
+/** Signs out: the session ends (recorded in the audit log when `user`, its user, is given). */
+export async function endSession(ctx: AppContext, sessionId: string, user?: UserRecord): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    await deleteSession(tx, idHash(sessionId));
+    if (user) await recordAudit(tx, ctx, { accountId: user.accountId, action: 'user.signedOut', target: { type: 'user', id: user.userId }, actor: actorOf(user) });
+  });
 }
+
+const actorOf = (user: UserRecord) => ({ type: 'user' as const, id: user.userId, name: user.email });
 
 /** Deletes the sessions that ended (background work); returns how many. */
 export async function sweepSessions(ctx: AppContext): Promise<number> {
@@ -153,11 +167,20 @@ export async function signIn(
   ]);
   const found = email.length <= 254 && input.password.length <= 1024 ? await ctx.store.read((db) => findUserByEmail(db, email)) : undefined;
   const check = found ? await verifyPassword(input.password, found.passwordHash) : await spendPasswordCheck(input.password).then(() => null);
-  if (!found || !check?.matches) throw fail.unauthenticated(SIGN_IN_FAILED);
+  if (!found || !check?.matches) {
+    // A wrong password for a user is an attempt on their account, recorded there (an unknown email
+    // has no account to record in). Not waited for: the answer must take as long as for an unknown
+    // email, or its timing would tell which emails have users.
+    if (found) {
+      const attempt = { accountId: found.user.accountId, action: 'user.signInFailed', target: { type: 'user', id: found.user.userId }, outcome: 'failure', actor: actorOf(found.user) } as const;
+      recordAuditNow(ctx, attempt).catch((err: unknown) => ctx.log.warn({ err, userId: found.user.userId }, 'could not record a failed sign-in'));
+    }
+    throw fail.unauthenticated(SIGN_IN_FAILED);
+  }
   await Promise.all(counted.map((attempt) => attempt.release()));
   if (check.rehash) {
     const rehashed = await hashPassword(input.password);
     await ctx.store.transaction((tx) => setPasswordHash(tx, found.user.userId, rehashed));
   }
-  return startSession(ctx, found.user, input.replacing);
+  return startSession(ctx, found.user, input.replacing, true);
 }

@@ -5,6 +5,7 @@
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 import { bankKeys } from '../banks/secrets.ts';
 import { mintSandboxToken, TEST_MODE_PARTNER_ID } from '../banks/sandbox.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
@@ -43,7 +44,10 @@ export async function issueTestBankToken(
     ctx.config.bank.sandboxTokenTtlSeconds,
     accountId,
   );
-  return { bankToken: token, accountMask: accountMask(input.accountNumber), expiresAt, livemode: false };
+  const mask = accountMask(input.accountNumber);
+  // The token is a secret and the account number is never kept whole: the entry holds the mask.
+  await recordAuditNow(ctx, { accountId, action: 'bankToken.issued', target: { type: 'bankToken', id: null }, change: { before: null, after: { accountMask: mask, expiresAt } } });
+  return { bankToken: token, accountMask: mask, expiresAt, livemode: false };
 }
 
 /**
@@ -53,7 +57,13 @@ export async function issueTestBankToken(
  */
 export async function deleteTestData(ctx: AppContext, accountId: string): Promise<TestDataDeleted> {
   requireTestEnvironment(accountId);
-  const removed = await ctx.store.transaction((tx) => deleteEnvironmentData(tx, accountId));
+  // The audit log is not the environment's data: it stays, and records the deletion.
+  const removed = await ctx.store.transaction(async (tx) => {
+    const gone = await deleteEnvironmentData(tx, accountId);
+    const { documentIds: _ids, ...counts } = gone;
+    await recordAudit(tx, ctx, { accountId, action: 'testData.deleted', target: { type: 'testData', id: accountId }, change: { before: counts, after: null } });
+    return gone;
+  });
   const content = documentContent(ctx.store, ctx.config.dataDir);
   for (const documentId of removed.documentIds) {
     await content.discard(documentId).catch((err: unknown) => ctx.log.warn({ err, documentId }, 'could not remove a deleted test document'));

@@ -36,6 +36,7 @@ import {
 } from '../store/users.ts';
 import { openAccount, type CreatedApiKey } from './accounts.ts';
 import { hashPassword } from './passwords.ts';
+import { recordAudit } from './audit.ts';
 
 export type { InvitationRecord } from '../store/invitations.ts';
 export type { UserRecord, UserRole } from '../store/users.ts';
@@ -89,6 +90,13 @@ export async function signUp(
     if (await emailTaken(tx, email)) throw emailTakenError();
     const user: UserRecord = { userId: newId('usr'), accountId: account.accountId, email, role: 'admin', createdAt: account.createdAt };
     await insertUser(tx, user, passwordHash);
+    await recordAudit(tx, ctx, {
+      accountId: account.accountId,
+      action: 'account.created',
+      target: { type: 'account', id: account.accountId },
+      change: { before: null, after: { name: account.name, email: account.email } },
+      actor: { type: 'user', id: user.userId, name: user.email },
+    });
     return { account, user, firstKey };
   });
 }
@@ -144,6 +152,12 @@ export async function inviteUser(
       throw fail.conflict('already_a_member', 'This email is already a user of this account.', { errors: [{ pointer: '/email', message: 'is already a user of this account' }] });
     }
     await insertInvitation(tx, invitation, tokenHash(token));
+    await recordAudit(tx, ctx, {
+      accountId: actor.accountId,
+      action: 'team.invitationCreated',
+      target: { type: 'invitation', id: invitation.invitationId },
+      change: { before: null, after: { email, role: invitation.role, expiresAt: invitation.expiresAt } },
+    });
   });
   return { invitation, token };
 }
@@ -176,13 +190,24 @@ export async function acceptInvitation(ctx: AppContext, token: string, password:
     }
     const user: UserRecord = { userId: newId('usr'), accountId: invitation.accountId, email: invitation.email, role: invitation.role, createdAt: now.toISOString() };
     await insertUser(tx, user, passwordHash);
+    await recordAudit(tx, ctx, {
+      accountId: user.accountId,
+      action: 'team.invitationAccepted',
+      target: { type: 'user', id: user.userId },
+      change: { before: null, after: { email: user.email, role: user.role, invitationId: invitation.invitationId } },
+      actor: { type: 'user', id: user.userId, name: user.email },
+    });
     return user;
   });
 }
 
 export async function revokeInvitation(ctx: AppContext, actor: UserRecord, invitationId: string): Promise<void> {
   requireAdmin(actor, 'withdraw invitations');
-  const done = await ctx.store.transaction((tx) => markInvitationRevoked(tx, actor.accountId, invitationId, ctx.clock.now().toISOString()));
+  const done = await ctx.store.transaction(async (tx) => {
+    if (!(await markInvitationRevoked(tx, actor.accountId, invitationId, ctx.clock.now().toISOString()))) return false;
+    await recordAudit(tx, ctx, { accountId: actor.accountId, action: 'team.invitationRevoked', target: { type: 'invitation', id: invitationId } });
+    return true;
+  });
   if (!done) throw fail.notFound(`No open invitation ${invitationId} in this account.`);
 }
 
@@ -201,6 +226,12 @@ export async function changeUserRole(ctx: AppContext, actor: UserRecord, userId:
     if (!user) throw fail.notFound(`No user ${userId} in this account.`);
     if (user.role === 'admin' && role !== 'admin' && (await countAccountAdmins(tx, actor.accountId)) <= 1) throw lastAdminError('demote this one');
     await setUserRole(tx, userId, role as UserRole);
+    await recordAudit(tx, ctx, {
+      accountId: actor.accountId,
+      action: 'team.roleChanged',
+      target: { type: 'user', id: userId },
+      change: { before: { email: user.email, role: user.role }, after: { email: user.email, role } },
+    });
     return { ...user, role: role as UserRole };
   });
 }
@@ -214,5 +245,6 @@ export async function removeUser(ctx: AppContext, actor: UserRecord, userId: str
     if (!user) throw fail.notFound(`No user ${userId} in this account.`);
     if (user.role === 'admin' && (await countAccountAdmins(tx, actor.accountId)) <= 1) throw lastAdminError('remove this one');
     await deleteUser(tx, userId);
+    await recordAudit(tx, ctx, { accountId: actor.accountId, action: 'team.userRemoved', target: { type: 'user', id: userId }, change: { before: { email: user.email, role: user.role }, after: null } });
   });
 }

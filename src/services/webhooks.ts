@@ -6,6 +6,7 @@
 import { lockAccount } from '../store/accounts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { recordAudit } from './audit.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
@@ -152,6 +153,18 @@ export async function listWebhookDeliveries(ctx: AppContext, accountId: string, 
   return { ...found, items: found.items.map((a) => toAttempt(a, isLivemode(accountId))) };
 }
 
+/** What the audit log keeps of an endpoint's settings (never its secret). */
+function auditedSettings(endpoint: WebhookEndpointRecord) {
+  return { url: endpoint.url, description: endpoint.description, events: endpoint.events, enabled: endpoint.enabled };
+}
+
+/** One change of settings is one entry: disabling or enabling names itself, anything else is an update. */
+function settingsAction(before: WebhookEndpointRecord, after: WebhookEndpointRecord) {
+  if (before.enabled && !after.enabled) return 'webhook.disabled' as const;
+  if (!before.enabled && after.enabled) return 'webhook.enabled' as const;
+  return 'webhook.updated' as const;
+}
+
 export async function createWebhook(
   ctx: AppContext,
   accountId: string,
@@ -178,7 +191,9 @@ export async function createWebhook(
       );
     }
     await insertEndpoint(tx, { webhookId, accountId, url, description: input.description ?? '', events, secret, createdAt });
-    return (await findEndpoint(tx, accountId, webhookId))!;
+    const created = (await findEndpoint(tx, accountId, webhookId))!;
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.created', target: { type: 'webhook', id: webhookId }, change: { before: null, after: auditedSettings(created) } });
+    return created;
   });
   return { webhook: toWebhook(endpoint, ctx.clock.now()), secret };
 }
@@ -195,7 +210,8 @@ export async function updateWebhook(
   const now = ctx.clock.now().toISOString();
   const updated = await ctx.store.transaction(async (tx) => {
     if (url !== undefined) await lockAccount(tx, accountId); // URL changes of one account take turns (PostgreSQL)
-    if (!(await findEndpoint(tx, accountId, webhookId))) return undefined; // deleted meanwhile
+    const before = await findEndpoint(tx, accountId, webhookId);
+    if (!before) return undefined; // deleted meanwhile
     if (url !== undefined) await refuseDuplicateUrl(tx, accountId, url, webhookId);
     await updateEndpoint(
       tx,
@@ -208,7 +224,14 @@ export async function updateWebhook(
       now,
     );
     if (events) await replaceSubscriptions(tx, accountId, webhookId, events);
-    return findEndpoint(tx, accountId, webhookId);
+    const after = (await findEndpoint(tx, accountId, webhookId))!;
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: settingsAction(before, after),
+      target: { type: 'webhook', id: webhookId },
+      change: { before: auditedSettings(before), after: auditedSettings(after) },
+    });
+    return after;
   });
   if (!updated) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
   if (changes.enabled === true) nudgeDispatchers();
@@ -216,7 +239,12 @@ export async function updateWebhook(
 }
 
 export async function removeWebhook(ctx: AppContext, accountId: string, webhookId: string): Promise<void> {
-  const deleted = await ctx.store.transaction((tx) => deleteEndpoint(tx, accountId, webhookId));
+  const deleted = await ctx.store.transaction(async (tx) => {
+    const before = await findEndpoint(tx, accountId, webhookId);
+    if (!before || !(await deleteEndpoint(tx, accountId, webhookId))) return false;
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.deleted', target: { type: 'webhook', id: webhookId }, change: { before: auditedSettings(before), after: null } });
+    return true;
+  });
   if (!deleted) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
 }
 
@@ -230,6 +258,7 @@ export async function rotateWebhookSecret(
   const endpoint = await ctx.store.transaction(async (tx) => {
     if (!(await findEndpoint(tx, accountId, webhookId))) return undefined;
     await rotateSecret(tx, webhookId, secret, new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString(), now.toISOString());
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.secretRotated', target: { type: 'webhook', id: webhookId } });
     return findEndpoint(tx, accountId, webhookId);
   });
   if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
@@ -265,7 +294,9 @@ export async function sendTestEvent(
     const endpoint = await findEndpoint(tx, accountId, webhookId);
     if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
-    return publishEvent(tx, { accountId, payload, occurredAt: ctx.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
+    const published = await publishEvent(tx, { accountId, payload, occurredAt: ctx.clock.now() }, { isTest: true, onlyWebhookId: webhookId });
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.testSent', target: { type: 'webhook', id: webhookId }, change: { before: null, after: { event: type!, eventId: published.eventId } } });
+    return published;
   });
   return { eventId: result.eventId, event: type!, webhookId, test: true, payload, livemode: isLivemode(accountId) };
 }
@@ -287,6 +318,7 @@ export async function retryDelivery(
     await scheduleRetry(tx, accountId, webhookId, eventId, now);
     const event = (await findEventType(tx, accountId, eventId)) as WebhookEventType;
     const queued = (await findDelivery(tx, accountId, webhookId, eventId, now))!;
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.deliveryRetried', target: { type: 'webhook', id: webhookId }, change: { before: null, after: { eventId } } });
     return { webhookId, eventId, event, state: queued.state, attempts: queued.attempts, nextAttemptAt: queued.nextAttemptAt, livemode: isLivemode(accountId) };
   });
   nudgeDispatchers();
@@ -317,7 +349,9 @@ export async function recoverWebhookEvents(ctx: AppContext, accountId: string, w
     const endpoint = await findEndpoint(tx, accountId, webhookId);
     if (!endpoint) throw fail.notFound(`There is no webhook endpoint ${webhookId} in your account.`);
     if (!endpoint.enabled) throw disabledProblem(endpoint);
-    return queueRecovery(tx, { accountId, webhookId, since, until, now: until });
+    const queued = await queueRecovery(tx, { accountId, webhookId, since, until, now: until });
+    await recordAudit(tx, ctx, { accountId, action: 'webhook.recovered', target: { type: 'webhook', id: webhookId }, change: { before: null, after: { since, until, queued: queued.queued } } });
+    return queued;
   });
   if (counts.queued > 0) nudgeDispatchers();
   return { webhookId, since, until, ...counts, livemode: isLivemode(accountId) };

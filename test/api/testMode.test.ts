@@ -455,7 +455,10 @@ describe('deleteTestData', () => {
     expect(liveRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, webhook_endpoints: 1, export_formats: 1, underwriting_rules: 1 });
     expect(liveRowsBefore.webhook_events).toBeGreaterThanOrEqual(2);
     const testRowsAfter = await rowsOf(`${owner.accountId}.test`);
-    expect(Object.entries(testRowsAfter).filter(([table, n]) => n > 0 && table !== 'api_keys')).toEqual([]);
+    // The audit log is no test data: it keeps what happened, the deletion included (test/api/audit.test.ts).
+    const kept = new Set(['api_keys', 'audit_events', 'audit_chains']);
+    expect(Object.entries(testRowsAfter).filter(([table, n]) => n > 0 && !kept.has(table))).toEqual([]);
+    expect(testRowsAfter.audit_events).toBe(testRowsBefore.audit_events! + 1);
     expect(testRowsAfter.api_keys).toBe(testRowsBefore.api_keys);
     expect(testRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, bank_verifications: 1, webhook_endpoints: 1, export_formats: 1 });
     const download = await app.fetch(

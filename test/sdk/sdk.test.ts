@@ -206,6 +206,7 @@ describe('every list of the contract', () => {
     '/v1/webhooks',
     '/v1/webhooks/{webhookId}/deliveries',
     '/v1/events',
+    '/v1/audit-events',
     '/v1/applications',
     '/v1/applications/{mortgageId}/documents',
     '/v1/export-formats',

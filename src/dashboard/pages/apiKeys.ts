@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { isId } from '../../ids.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../../services/accounts.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
+import { actingAs, accountOf, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { checkContract, requestSchema } from '../validation.ts';
 
@@ -34,7 +34,7 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
     try {
       const { body } = decodeForm<{ name: string; role: 'admin' | 'member' }>(form, requestSchema('createApiKey'));
       checkContract('createApiKey', body);
-      const created = await createApiKey(ctx, accountOf(session), body);
+      const created = await createApiKey(actingAs(ctx, koa, session), accountOf(session), body);
       ctx.log.info({ keyId: created.record.keyId, role: created.record.role, userId: session.user.userId }, 'API key created in the dashboard');
       render(koa, 'api-key-created', { title: 'API key created', nav: 'api-keys', key: created.record, secret: created.apiKey, baseUrl: ctx.config.publicBaseUrl });
     } catch (err) {
@@ -52,7 +52,7 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
 
   router.post('/api-keys/:keyId/revoke', async (koa) => {
     const session = requireRoleFor(koa, 'revokeApiKey');
-    const revoked = await revokeApiKey(ctx, accountOf(session), koa.params.keyId!);
+    const revoked = await revokeApiKey(actingAs(ctx, koa, session), accountOf(session), koa.params.keyId!);
     ctx.log.info({ keyId: revoked.keyId, userId: session.user.userId }, 'API key revoked in the dashboard');
     redirect(koa, '/dashboard/api-keys?done=revoked');
   });

@@ -7,7 +7,7 @@ import { isId } from '../../ids.ts';
 import { getApplication, listApplications, toApplication } from '../../services/applications.ts';
 import { listApplicationVerifications } from '../../services/bankVerification.ts';
 import { listDocuments, openDocument } from '../../services/documents.ts';
-import { accountOf, requireSession } from '../page.ts';
+import { actingAs, accountOf, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
 const PAGE_SIZE = 25;
@@ -40,7 +40,7 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
 
   router.get('/applications/:mortgageId/documents/:documentId', async (koa) => {
     const session = requireSession(koa);
-    const { record, stream, size } = await openDocument(ctx, accountOf(session), koa.params.mortgageId!, koa.params.documentId!);
+    const { record, stream, size } = await openDocument(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, koa.params.documentId!);
     koa.type = record.contentType;
     koa.set('Content-Length', String(size));
     koa.set('Content-Disposition', `attachment; filename="${record.documentId}.${EXTENSIONS[record.contentType]}"`);

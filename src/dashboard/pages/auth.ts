@@ -7,7 +7,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/users/pas
 import { startSession, signIn, endSession, type ActiveSession, type SignInLimits } from '../../services/sessions.ts';
 import { acceptInvitation, findInvitation, signUp } from '../../services/users.ts';
 import type { AttemptLimiter } from '../../services/rateLimits.ts';
-import { ensureAnonymousCsrf, formErrors, formOf, redirect, stateOf, submittedValues } from '../page.ts';
+import { actingAs, anonymous, ensureAnonymousCsrf, formErrors, formOf, redirect, stateOf, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { readCookie, setCookie, type CookieNames } from '../security.ts';
 import { overviewData } from './overview.ts';
@@ -51,7 +51,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     if (stateOf(koa).session) return redirect(koa, '/dashboard');
     const form = formOf(koa);
     try {
-      const { user, firstKey, account } = await signUp(ctx, limits.signUps, {
+      const { user, firstKey, account } = await signUp(anonymous(ctx, koa), limits.signUps, {
         name: form.get('/name') ?? '',
         email: form.get('/email') ?? '',
         password: form.get('/password') ?? '',
@@ -80,7 +80,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
   router.post('/sign-in', async (koa) => {
     const form = formOf(koa);
     try {
-      const session = await signIn(ctx, limits, {
+      const session = await signIn(anonymous(ctx, koa), limits, {
         email: form.get('/email') ?? '',
         password: form.get('/password') ?? '',
         clientAddress: koa.request.ip,
@@ -97,7 +97,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
 
   router.post('/sign-out', async (koa) => {
     const session = stateOf(koa).session;
-    if (session) await endSession(ctx, session.sessionId);
+    if (session) await endSession(actingAs(ctx, koa, session), session.sessionId, session.user);
     setCookie(koa, names(), 'session', null);
     redirect(koa, '/dashboard/sign-in?signed-out=1');
   });
@@ -113,7 +113,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
   router.post('/invitations/:token', async (koa) => {
     const form = formOf(koa);
     try {
-      const user = await acceptInvitation(ctx, koa.params.token!, form.get('/password') ?? '');
+      const user = await acceptInvitation(anonymous(ctx, koa), koa.params.token!, form.get('/password') ?? '');
       signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
       redirect(koa, '/dashboard');
     } catch (err) {

@@ -11,7 +11,7 @@ import type { UnderwritingRules } from '../../domain/underwriting/rules.ts';
 import { getUnderwritingRules, setUnderwritingRules } from '../../services/applications.ts';
 import { getPricingSettings, setRateSheet } from '../../services/pricing.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
+import { actingAs, accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { contractIssues, requestSchema } from '../validation.ts';
 import { fail } from '../../errors.ts';
@@ -76,7 +76,7 @@ export function settingsRoutes(router: Router, ctx: AppContext): void {
     try {
       const issues = contractIssues('updatePricing', body);
       if (issues.length > 0) throw fail.validation(`The rate sheet is not valid: ${issues[0]!.pointer} ${issues[0]!.message}`, issues);
-      await setRateSheet(ctx, accountOf(session), body);
+      await setRateSheet(actingAs(ctx, koa, session), accountOf(session), body);
       redirect(koa, '/dashboard/settings?done=pricing');
     } catch (err) {
       const shown = formErrors(err, fieldOf);
@@ -92,7 +92,7 @@ export function settingsRoutes(router: Router, ctx: AppContext): void {
     try {
       const issues = contractIssues('updateUnderwritingRules', body);
       if (issues.length > 0) throw fail.validation(`The rules are not valid: ${issues[0]!.pointer} ${issues[0]!.message}`, issues);
-      await setUnderwritingRules(ctx, accountOf(session), body);
+      await setUnderwritingRules(actingAs(ctx, koa, session), accountOf(session), body);
       redirect(koa, '/dashboard/settings?done=underwriting');
     } catch (err) {
       const shown = formErrors(err);

@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import { changeUserRole, getTeam, inviteUser, removeUser, requireAdmin, revokeInvitation, USER_ROLES } from '../../services/users.ts';
-import { formErrors, formOf, redirect, requireSession, submittedValues } from '../page.ts';
+import { actingAs, formErrors, formOf, redirect, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { setCookie, cookieNames } from '../security.ts';
 
@@ -35,7 +35,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     const form = formOf(koa);
     try {
-      const { invitation, token } = await inviteUser(ctx, session.user, { email: form.get('/email') ?? '', role: form.get('/role') ?? '' });
+      const { invitation, token } = await inviteUser(actingAs(ctx, koa, session), session.user, { email: form.get('/email') ?? '', role: form.get('/role') ?? '' });
       ctx.log.info({ invitationId: invitation.invitationId, role: invitation.role, userId: session.user.userId }, 'team invitation created');
       render(koa, 'invitation-created', { title: 'Invitation created', nav: 'team', invitation, link: `${ctx.config.publicBaseUrl}/dashboard/invitations/${token}` });
     } catch (err) {
@@ -47,13 +47,13 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
 
   router.post('/team/invitations/:invitationId/withdraw', async (koa) => {
     const session = requireSession(koa);
-    await revokeInvitation(ctx, session.user, koa.params.invitationId!);
+    await revokeInvitation(actingAs(ctx, koa, session), session.user, koa.params.invitationId!);
     redirect(koa, '/dashboard/team?done=withdrawn');
   });
 
   router.post('/team/users/:userId/role', async (koa) => {
     const session = requireSession(koa);
-    await changeUserRole(ctx, session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
+    await changeUserRole(actingAs(ctx, koa, session), session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
     redirect(koa, koa.params.userId === session.user.userId ? '/dashboard' : '/dashboard/team?done=role');
   });
 
@@ -68,7 +68,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
 
   router.post('/team/users/:userId/remove', async (koa) => {
     const session = requireSession(koa);
-    await removeUser(ctx, session.user, koa.params.userId!);
+    await removeUser(actingAs(ctx, koa, session), session.user, koa.params.userId!);
     if (koa.params.userId === session.user.userId) {
       setCookie(koa, cookieNames(ctx.config.publicBaseUrl), 'session', null);
       return redirect(koa, '/dashboard/sign-in');

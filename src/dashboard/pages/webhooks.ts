@@ -18,7 +18,7 @@ import {
   webhookEventCatalog,
 } from '../../services/webhooks.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
+import { actingAs, accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { checkContract, requestSchema } from '../validation.ts';
 
@@ -90,7 +90,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     const { body } = decodeForm<WebhookBody>(form, requestSchema('createWebhook'));
     try {
       checkContract('createWebhook', { ...body, events: body.events ?? [] });
-      const { webhook, secret } = await createWebhook(ctx, accountOf(session), { ...body, events: body.events ?? [] });
+      const { webhook, secret } = await createWebhook(actingAs(ctx, koa, session), accountOf(session), { ...body, events: body.events ?? [] });
       ctx.log.info({ webhookId: webhook.webhookId, userId: session.user.userId }, 'webhook endpoint registered in the dashboard');
       render(koa, 'webhook-secret', { title: 'Webhook endpoint registered', nav: 'webhooks', webhook, secret, rotated: false });
     } catch (err) {
@@ -109,7 +109,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     const changes = { url: body.url ?? '', description: body.description ?? '', events: body.events ?? [] };
     try {
       checkContract('updateWebhook', changes);
-      await updateWebhook(ctx, accountOf(session), koa.params.webhookId!, changes);
+      await updateWebhook(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, changes);
       redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=saved`);
     } catch (err) {
       const shown = formErrors(err);
@@ -121,13 +121,13 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
   router.post('/webhooks/:webhookId/enabled', async (koa) => {
     const session = requireRoleFor(koa, 'updateWebhook');
     const enabled = formOf(koa).get('/enabled') === 'true';
-    await updateWebhook(ctx, accountOf(session), koa.params.webhookId!, { enabled });
+    await updateWebhook(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, { enabled });
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=${enabled ? 'enabled' : 'disabled'}`);
   });
 
   router.post('/webhooks/:webhookId/rotate-secret', async (koa) => {
     const session = requireRoleFor(koa, 'rotateWebhookSecret');
-    const { webhook, secret } = await rotateWebhookSecret(ctx, accountOf(session), koa.params.webhookId!);
+    const { webhook, secret } = await rotateWebhookSecret(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!);
     ctx.log.info({ webhookId: webhook.webhookId, userId: session.user.userId }, 'webhook secret rotated in the dashboard');
     render(koa, 'webhook-secret', { title: 'Webhook secret rotated', nav: 'webhooks', webhook, secret, rotated: true });
   });
@@ -136,13 +136,13 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     const session = requireRoleFor(koa, 'sendTestWebhookEvent');
     const event = formOf(koa).get('/event') ?? '';
     checkContract('sendTestWebhookEvent', { event });
-    await sendTestEvent(ctx, accountOf(session), koa.params.webhookId!, event);
+    await sendTestEvent(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, event);
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=test-sent`);
   });
 
   router.post('/webhooks/:webhookId/deliveries/:eventId/retry', async (koa) => {
     const session = requireRoleFor(koa, 'retryWebhookDelivery');
-    await retryDelivery(ctx, accountOf(session), koa.params.webhookId!, koa.params.eventId!);
+    await retryDelivery(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, koa.params.eventId!);
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=retried`);
   });
 }

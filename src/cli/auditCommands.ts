@@ -1,0 +1,36 @@
+/**
+ * The operator's check of the audit log: `audit verify` walks each hash chain from its anchor and
+ * names the first broken entry (exit code 2), or says how many entries it checked.
+ */
+import { isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
+import { isId } from '../ids.ts';
+import { verifyAllAuditChains, verifyAuditChain, type ChainVerification } from '../services/audit.ts';
+import { AdminCommandError, type AdminCommand } from './command.ts';
+
+function refusal(broken: ChainVerification[]): AdminCommandError {
+  const lines = broken.map((chain) => `audit chain of ${chain.accountId} is broken at ${chain.firstBroken}`);
+  return new AdminCommandError(lines.join('\n'));
+}
+
+export const auditCommands: Record<string, AdminCommand> = {
+  'audit verify': {
+    description:
+      "Check the audit log's hash chains (every account's live and test environment, or one account's with --account): " +
+      'names the first entry whose content changed or whose predecessor is missing, and exits 2 if any.',
+    flags: { account: { description: 'an account id (acc-…: its live and test chains) or a test environment id (acc-….test)' } },
+    async run(ctx, flags) {
+      if (flags.account === undefined) {
+        const all = await verifyAllAuditChains(ctx);
+        if (all.broken.length > 0) throw refusal(all.broken);
+        return { ok: true, chains: all.chains, entriesChecked: all.entriesChecked };
+      }
+      const account = flags.account.trim();
+      if (!isId('acc', liveAccountId(account))) throw new AdminCommandError(`--account must be an account id (acc-…) or a test environment id (acc-….test), got "${account}"`);
+      const chains = isLivemode(account) ? [account, testEnvironmentId(account)] : [account];
+      const results = await Promise.all(chains.map((id) => verifyAuditChain(ctx, id)));
+      const broken = results.filter((r) => !r.ok);
+      if (broken.length > 0) throw refusal(broken);
+      return { ok: true, chains: results.length, entriesChecked: results.reduce((n, r) => n + r.entriesChecked, 0) };
+    },
+  },
+};

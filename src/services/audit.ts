@@ -1,0 +1,243 @@
+/**
+ * The audit log: every change a person or a key makes, recorded in a tamper-evident hash chain
+ * per account environment (src/domain/audit/chain.ts), listed to admins, checked by the operator's
+ * `audit verify`, and kept for AUDIT_RETENTION_DAYS.
+ *
+ * Recording: a use case calls `recordAudit(tx, ctx, {...})` inside the transaction of the change it
+ * describes, as its LAST statement (so an entry exists exactly when the change committed, and the
+ * chain's lock is held only for the commit, never while waiting for another lock). Attempts and
+ * reads that change nothing (a failed sign-in, a download, an export) call `recordAuditNow`, which
+ * records in a transaction of its own. Who and where come from `ctx.origin`, which the edge sets.
+ */
+import type { components } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
+import {
+  ChainVerifier,
+  describeBreak,
+  entryHash,
+  type AuditActor,
+  type AuditChange,
+  type AuditEntry,
+  type AuditEntryContent,
+  type AuditOrigin,
+  type AuditOutcome,
+  type ChainBreak,
+} from '../domain/audit/chain.ts';
+import { recordedChange, type AuditAction } from '../domain/audit/entries.ts';
+import { newId } from '../ids.ts';
+import { findApiKeyById } from '../store/apiKeys.ts';
+import {
+  appendEntry,
+  chainEntries,
+  chainsWithEntriesBefore,
+  listChains,
+  listEntries,
+  lockChain,
+  pruneChainBefore,
+  readChain,
+  type ChainState,
+} from '../store/auditEvents.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
+import type { Tx } from '../store/store.ts';
+import { createdRangeOrRefuse } from './createdRange.ts';
+
+export type AuditEvent = components['schemas']['AuditEvent'];
+
+/** The service itself: background work, and anything run without an origin. */
+const SYSTEM_ORIGIN: AuditOrigin = { actor: { type: 'system', id: null, name: null }, clientAddress: null, userAgent: null, requestId: null };
+
+/** The operator's command line. */
+export const CLI_ORIGIN: AuditOrigin = { actor: { type: 'cli', id: null, name: null }, clientAddress: null, userAgent: null, requestId: null };
+
+/** `ctx` as seen by the changes `origin` makes (prototype-linked: nothing of ctx is copied). */
+export function withOrigin<C extends AppContext>(ctx: C, origin: AuditOrigin): C {
+  return Object.create(ctx, { origin: { value: origin, enumerable: true } }) as C;
+}
+
+/** Who and where for a dashboard user: the user and the browser's request. */
+export function userOrigin(user: { userId: string; email: string }, request: Omit<AuditOrigin, 'actor'>): AuditOrigin {
+  return { actor: { type: 'user', id: user.userId, name: user.email }, ...request };
+}
+
+/** What a use case says of the change it records. */
+export interface AuditRecord {
+  /** The environment whose chain holds the entry: the records' owner id (live account id or `….test`). */
+  accountId: string;
+  action: AuditAction;
+  target: { type: string; id: string | null };
+  /** Default 'success'. */
+  outcome?: AuditOutcome;
+  /** Before and after, where there is a change; members named like secrets are redacted. */
+  change?: Partial<AuditChange> | null;
+  /** Who, when it is not `ctx.origin`'s actor (a sign-in: the user the email names). */
+  actor?: AuditActor;
+}
+
+/** An API key actor's name, read in the same transaction (the edge knows only the key's id). */
+async function namedActor(tx: Tx, actor: AuditActor): Promise<AuditActor> {
+  if (actor.type !== 'apiKey' || actor.name !== null || actor.id === null) return actor;
+  const key = await findApiKeyById(tx, actor.id);
+  return { ...actor, name: key?.name ?? null };
+}
+
+/**
+ * Appends an entry to the chain of `record.accountId` inside `tx`. Call it last in the
+ * transaction of the change: it locks the chain until the commit.
+ */
+export async function recordAudit(tx: Tx, ctx: AppContext, record: AuditRecord): Promise<AuditEntry> {
+  const origin = ctx.origin ?? SYSTEM_ORIGIN;
+  const actor = await namedActor(tx, record.actor ?? origin.actor);
+  const chain = await lockChain(tx, record.accountId);
+  const now = ctx.clock.now();
+  const content: AuditEntryContent = {
+    auditEventId: newId('aud', now.getTime()),
+    accountId: record.accountId,
+    seq: chain.head.seq + 1,
+    occurredAt: now.toISOString(),
+    actor,
+    action: record.action,
+    target: record.target,
+    outcome: record.outcome ?? 'success',
+    clientAddress: origin.clientAddress,
+    userAgent: origin.userAgent,
+    requestId: origin.requestId,
+    change: recordedChange(record.change),
+  };
+  // Hashed as it will read back: the change through JSON (no undefined members, no prototypes).
+  const stored: AuditEntryContent = { ...content, change: content.change === null ? null : (JSON.parse(JSON.stringify(content.change)) as AuditChange) };
+  const entry: AuditEntry = { ...stored, prevHash: chain.head.hash, hash: entryHash(stored, chain.head.hash) };
+  await appendEntry(tx, entry);
+  return entry;
+}
+
+/** Records in a transaction of its own: for what changes nothing else (a failed sign-in, a download, an export run). */
+export function recordAuditNow(ctx: AppContext, record: AuditRecord): Promise<AuditEntry> {
+  return ctx.store.transaction((tx) => recordAudit(tx, ctx, record));
+}
+
+/** An entry as the API shows it. */
+export function toAuditEvent(entry: AuditEntry): AuditEvent {
+  return {
+    auditEventId: entry.auditEventId,
+    createdAt: entry.occurredAt,
+    actor: entry.actor,
+    action: entry.action,
+    target: entry.target,
+    outcome: entry.outcome,
+    clientAddress: entry.clientAddress,
+    userAgent: entry.userAgent,
+    requestId: entry.requestId,
+    change: entry.change as AuditEvent['change'],
+    sequence: entry.seq,
+    previousHash: entry.prevHash,
+    hash: entry.hash,
+    livemode: isLivemode(entry.accountId),
+  };
+}
+
+export interface AuditFilter {
+  actor?: string | undefined;
+  action?: string | undefined;
+  targetType?: string | undefined;
+  targetId?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+}
+
+/** The environment's entries, newest first; a bad time range is a 400. */
+export async function listAuditEvents(ctx: AppContext, accountId: string, filter: AuditFilter, page: PageRequest): Promise<Page<AuditEvent>> {
+  const { createdFrom, createdTo } = createdRangeOrRefuse(filter);
+  const found = await ctx.store.read((db) => listEntries(db, { ...filter, accountId, createdFrom, createdTo }, page));
+  return { ...found, items: found.items.map(toAuditEvent) };
+}
+
+/** Entries read per batch when checking or exporting. */
+const VERIFY_BATCH = 500;
+
+export interface ChainVerification {
+  accountId: string;
+  ok: boolean;
+  entriesChecked: number;
+  /** The first break, in the operator's words; absent when the chain holds. */
+  firstBroken?: string;
+  broken?: ChainBreak;
+}
+
+/**
+ * Checks one environment's chain from its anchor to its head as it was when the check began (entries
+ * appended meanwhile are past it), a batch at a time. Retention may move the anchor during the walk
+ * (deleting entries not yet read): a break found then is checked again from the new anchor.
+ */
+export async function verifyAuditChain(ctx: AppContext, accountId: string): Promise<ChainVerification> {
+  for (let attempt = 1; ; attempt++) {
+    const chain = await ctx.store.read((db) => readChain(db, accountId));
+    const result = await walkChain(ctx, accountId, chain);
+    if (result.ok || attempt === 3) return result;
+    const now = await ctx.store.read((db) => readChain(db, accountId));
+    if (now.anchor.seq === chain.anchor.seq) return result;
+  }
+}
+
+async function walkChain(ctx: AppContext, accountId: string, chain: ChainState): Promise<ChainVerification> {
+  const verifier = new ChainVerifier(chain.anchor);
+  let afterSeq = chain.anchor.seq;
+  for (;;) {
+    const entries = await ctx.store.read((db) => chainEntries(db, accountId, afterSeq, chain.head.seq, VERIFY_BATCH));
+    const broken = verifier.check(entries);
+    if (broken) return { accountId, ok: false, entriesChecked: verifier.entriesChecked, firstBroken: describeBreak(broken), broken };
+    if (entries.length < VERIFY_BATCH) break;
+    afterSeq = entries.at(-1)!.seq;
+  }
+  const broken = verifier.finish(chain.head);
+  if (broken) return { accountId, ok: false, entriesChecked: verifier.entriesChecked, firstBroken: describeBreak(broken), broken };
+  return { accountId, ok: true, entriesChecked: verifier.entriesChecked };
+}
+
+/** Checks every chain (live and test environments of every account); the results of those that break. */
+export async function verifyAllAuditChains(ctx: AppContext): Promise<{ chains: number; entriesChecked: number; broken: ChainVerification[] }> {
+  let after: string | null = null;
+  let chains = 0;
+  let entriesChecked = 0;
+  const broken: ChainVerification[] = [];
+  for (;;) {
+    const ids = await ctx.store.read((db) => listChains(db, after, 100));
+    for (const accountId of ids) {
+      const result = await verifyAuditChain(ctx, accountId);
+      chains++;
+      entriesChecked += result.entriesChecked;
+      if (!result.ok) broken.push(result);
+    }
+    if (ids.length < 100) return { chains, entriesChecked, broken };
+    after = ids.at(-1)!;
+  }
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** How often entries past retention are deleted. */
+export const AUDIT_PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+const PRUNE_BATCH = 500;
+
+/**
+ * One run of the retention sweep, as the background task runs it: for each environment with
+ * entries older than AUDIT_RETENTION_DAYS, deletes its oldest entries a batch per transaction and
+ * moves its chain's anchor (so `audit verify` checks what is kept). Returns how many it deleted.
+ */
+export async function pruneExpiredAuditEvents(ctx: AppContext): Promise<number> {
+  const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.auditRetentionDays * DAY_MS).toISOString();
+  let deleted = 0;
+  for (;;) {
+    const accounts = await ctx.store.read((db) => chainsWithEntriesBefore(db, cutoff, 100));
+    let taken = 0;
+    for (const accountId of accounts) {
+      for (;;) {
+        const n = await ctx.store.transaction((tx) => pruneChainBefore(tx, accountId, cutoff, PRUNE_BATCH));
+        taken += n;
+        if (n < PRUNE_BATCH) break;
+      }
+    }
+    deleted += taken;
+    if (accounts.length < 100 || taken === 0) return deleted;
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The audit log's entries and chain heads. Append-only by construction: this repository inserts
+ * entries, lists them, and deletes a chain's oldest entries for retention (recording the anchor
+ * where checking then starts); it has no statement that updates or deletes an entry by id, and the
+ * migration's trigger refuses any UPDATE of one.
+ */
+import { GENESIS_HASH, type AuditEntry, type ChainAnchor, type ChainHead } from '../domain/audit/chain.ts';
+import { toPage, type Page, type PageRequest } from './pagination.ts';
+import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
+
+export interface ChainState {
+  head: ChainHead;
+  anchor: ChainAnchor;
+}
+
+interface ChainRow {
+  last_seq: number;
+  last_hash: string;
+  pruned_seq: number;
+  pruned_hash: string;
+}
+
+const EMPTY_CHAIN: ChainState = { head: { seq: 0, hash: GENESIS_HASH }, anchor: { seq: 0, hash: GENESIS_HASH } };
+
+const toState = (row: ChainRow): ChainState => ({
+  head: { seq: Number(row.last_seq), hash: row.last_hash },
+  anchor: { seq: Number(row.pruned_seq), hash: row.pruned_hash },
+});
+
+/**
+ * The chain of `accountId`, locked until the transaction ends (PostgreSQL: the head row's lock,
+ * taken after making sure the row exists, so two instances appending to one chain take turns and
+ * never fork it; sql.js runs one transaction at a time already).
+ */
+export async function lockChain(tx: Tx, accountId: string): Promise<ChainState> {
+  const select = `SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_chains WHERE account_id = ?${forUpdate(tx)}`;
+  let row = await tx.get<ChainRow>(select, [accountId]);
+  if (!row) {
+    // The chain's first entry: make its head (a concurrent first entry's insert is waited for, then nothing).
+    await tx.run('INSERT INTO audit_chains (account_id, last_seq, last_hash, pruned_seq, pruned_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (account_id) DO NOTHING', [
+      accountId,
+      GENESIS_HASH,
+      GENESIS_HASH,
+    ]);
+    row = await tx.get<ChainRow>(select, [accountId]);
+  }
+  return row ? toState(row) : EMPTY_CHAIN;
+}
+
+/** The chain of `accountId` as committed (empty when nothing was ever recorded). */
+export async function readChain(db: SqlExecutor, accountId: string): Promise<ChainState> {
+  const row = await db.get<ChainRow>('SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_chains WHERE account_id = ?', [accountId]);
+  return row ? toState(row) : EMPTY_CHAIN;
+}
+
+/** Every environment that has a chain, in id order, after `afterId`, `limit` at a time. */
+export async function listChains(db: SqlExecutor, afterId: string | null, limit: number): Promise<string[]> {
+  const rows = await db.all<{ account_id: string }>('SELECT account_id FROM audit_chains WHERE account_id > ? ORDER BY account_id LIMIT ?', [afterId ?? '', limit]);
+  return rows.map((r) => r.account_id);
+}
+
+/** Appends `entry` to its chain (locked by lockChain in this transaction) and moves the head to it. */
+export async function appendEntry(tx: Tx, entry: AuditEntry): Promise<void> {
+  await tx.run(
+    `INSERT INTO audit_events (id, account_id, seq, occurred_at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome,
+                               client_address, user_agent, request_id, change, prev_hash, hash)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      entry.auditEventId,
+      entry.accountId,
+      entry.seq,
+      entry.occurredAt,
+      entry.actor.type,
+      entry.actor.id,
+      entry.actor.name,
+      entry.action,
+      entry.target.type,
+      entry.target.id,
+      entry.outcome,
+      entry.clientAddress,
+      entry.userAgent,
+      entry.requestId,
+      entry.change === null ? null : JSON.stringify(entry.change),
+      entry.prevHash,
+      entry.hash,
+    ],
+  );
+  await tx.run('UPDATE audit_chains SET last_seq = ?, last_hash = ? WHERE account_id = ?', [entry.seq, entry.hash, entry.accountId]);
+}
+
+interface EntryRow {
+  id: string;
+  account_id: string;
+  seq: number;
+  occurred_at: string;
+  actor_type: AuditEntry['actor']['type'];
+  actor_id: string | null;
+  actor_name: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  outcome: AuditEntry['outcome'];
+  client_address: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  change: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+const COLUMNS =
+  'id, account_id, seq, occurred_at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome, client_address, user_agent, request_id, change, prev_hash, hash';
+
+const toEntry = (r: EntryRow): AuditEntry => ({
+  auditEventId: r.id,
+  accountId: r.account_id,
+  seq: Number(r.seq),
+  occurredAt: r.occurred_at,
+  actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name },
+  action: r.action,
+  target: { type: r.target_type, id: r.target_id },
+  outcome: r.outcome,
+  clientAddress: r.client_address,
+  userAgent: r.user_agent,
+  requestId: r.request_id,
+  change: r.change === null ? null : (JSON.parse(r.change) as AuditEntry['change']),
+  prevHash: r.prev_hash,
+  hash: r.hash,
+});
+
+export interface AuditQuery {
+  accountId: string;
+  /** The actor's id (`usr-…`, `key-…`) or, for the command line and the service, its type (`cli`, `system`). */
+  actor?: string | undefined;
+  action?: string | undefined;
+  targetType?: string | undefined;
+  targetId?: string | undefined;
+  /** Inclusive lower bound on the entry's time. */
+  createdFrom?: string | undefined;
+  /** Exclusive upper bound on the entry's time. */
+  createdTo?: string | undefined;
+}
+
+/** A page of the environment's entries, newest first (index audit_events_by_account or _by_account_action). */
+export async function listEntries(db: SqlExecutor, query: AuditQuery, page: PageRequest): Promise<Page<AuditEntry>> {
+  let sql = `SELECT ${COLUMNS} FROM audit_events WHERE account_id = ?`;
+  const params: SqlValue[] = [query.accountId];
+  const add = (clause: string, value: string | undefined) => {
+    if (value === undefined) return;
+    sql += ` AND ${clause}`;
+    params.push(value);
+  };
+  if (query.actor === 'cli' || query.actor === 'system') add('actor_type = ?', query.actor);
+  else add('actor_id = ?', query.actor);
+  add('action = ?', query.action);
+  add('target_type = ?', query.targetType);
+  add('target_id = ?', query.targetId);
+  add('occurred_at >= ?', query.createdFrom);
+  add('occurred_at < ?', query.createdTo);
+  add('id < ?', page.afterId);
+  sql += ' ORDER BY id DESC LIMIT ?';
+  params.push(page.limit + 1);
+  const rows = await db.all<EntryRow>(sql, params);
+  return toPage(rows.map(toEntry), page.limit, (e) => e.auditEventId);
+}
+
+/** Up to `limit` entries of the chain after `afterSeq` and up to `upToSeq`, in chain order (what `audit verify` walks). */
+export async function chainEntries(db: SqlExecutor, accountId: string, afterSeq: number, upToSeq: number, limit: number): Promise<AuditEntry[]> {
+  const rows = await db.all<EntryRow>(`SELECT ${COLUMNS} FROM audit_events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, [
+    accountId,
+    afterSeq,
+    upToSeq,
+    limit,
+  ]);
+  return rows.map(toEntry);
+}
+
+/** Environments with at least one entry older than `cutoff`, up to `limit` of them. */
+export async function chainsWithEntriesBefore(db: SqlExecutor, cutoff: string, limit: number): Promise<string[]> {
+  const rows = await db.all<{ account_id: string }>('SELECT DISTINCT account_id FROM audit_events WHERE occurred_at < ? LIMIT ?', [cutoff, limit]);
+  return rows.map((r) => r.account_id);
+}
+
+/**
+ * Retention for one chain: deletes, oldest first, up to `limit` of its leading entries older than
+ * `cutoff` (stopping at the first that is not, so what is kept stays one unbroken run) and moves
+ * the chain's anchor to the last one deleted. Locks the chain like an append. Returns how many.
+ */
+export async function pruneChainBefore(tx: Tx, accountId: string, cutoff: string, limit: number): Promise<number> {
+  await lockChain(tx, accountId);
+  const oldest = await tx.all<{ seq: number; occurred_at: string; hash: string }>(
+    'SELECT seq, occurred_at, hash FROM audit_events WHERE account_id = ? ORDER BY seq LIMIT ?',
+    [accountId, limit],
+  );
+  let last: { seq: number; hash: string } | null = null;
+  for (const row of oldest) {
+    if (row.occurred_at >= cutoff) break;
+    last = { seq: Number(row.seq), hash: row.hash };
+  }
+  if (last === null) return 0;
+  const { changes } = await tx.run('DELETE FROM audit_events WHERE account_id = ? AND seq <= ?', [accountId, last.seq]);
+  await tx.run('UPDATE audit_chains SET pruned_seq = ?, pruned_hash = ? WHERE account_id = ?', [last.seq, last.hash, accountId]);
+  return changes;
+}
