@@ -10,6 +10,7 @@
 import type { components } from '../../generated/api.d.ts';
 
 type ApiKeyRole = components['schemas']['ApiKeyRole'];
+type ApiKeyScopes = components['schemas']['ApiKeyScopes'];
 
 /** An API key that passed the `apiKey` scheme. */
 export interface ApiKeyPrincipal {
@@ -23,6 +24,8 @@ export interface ApiKeyPrincipal {
   livemode: boolean;
   keyId: string;
   role: ApiKeyRole;
+  /** Role `restricted` only: what the key may do per resource family (its scopes alone decide). */
+  scopes: ApiKeyScopes | null;
 }
 
 /** What the partner said of a token it vouched for. */

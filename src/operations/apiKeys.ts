@@ -10,7 +10,7 @@ export const apiKeyOperations = {
   },
 
   createApiKey: async ({ body }, ctx) => {
-    const created = await createApiKey(ctx, ctx.principal.accountId, body);
+    const created = await createApiKey(ctx, ctx.principal.accountId, body, ctx.principal);
     ctx.log.info({ keyId: created.record.keyId, role: created.record.role }, 'API key created');
     return { status: 201, body: { ...toApiKey(created.record), apiKey: created.apiKey } };
   },

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { accountDetailIssues } from '../domain/accounts/accountDetails.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { environmentId, isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
+import { escalationIssue, requestedKey, type KeyHolder, type KeyRequest } from '../domain/accounts/scopes.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findAccount, insertAccount, insertTestEnvironment, lockAccount, type AccountRecord } from '../store/accounts.ts';
@@ -19,7 +20,6 @@ import {
   insertApiKey,
   markApiKeyRevoked,
   type ApiKeyRecord,
-  type ApiKeyRole,
 } from '../store/apiKeys.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
@@ -40,13 +40,14 @@ export interface CreatedApiKey {
 }
 
 /** A key of the environment `accountId` names: its secret's prefix says the environment's mode. */
-async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRole, name: string): Promise<CreatedApiKey> {
+async function addKey(tx: Tx, ctx: AppContext, accountId: string, holder: KeyHolder, name: string): Promise<CreatedApiKey> {
   const apiKey = generateApiKey(isLivemode(accountId));
   const record: ApiKeyRecord = {
     keyId: newId('key'),
     accountId,
     name,
-    role,
+    role: holder.role,
+    scopes: holder.scopes,
     hint: apiKeyHint(apiKey),
     createdAt: ctx.clock.now().toISOString(),
     lastUsedAt: null,
@@ -84,8 +85,8 @@ export async function openAccount(
   };
   await insertAccount(tx, account);
   await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
-  const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
-  const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), 'admin', 'First test admin key');
+  const firstKey = await addKey(tx, ctx, account.accountId, ADMIN, 'First admin key');
+  const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), ADMIN, 'First test admin key');
   return { account, firstKey, firstTestKey };
 }
 
@@ -97,12 +98,25 @@ export async function createAccount(
   return ctx.store.transaction((tx) => openAccount(tx, ctx, input));
 }
 
-/** A key of the environment `accountId` (the caller's: a test key makes test keys). */
+/** What an admin key, an admin user and the operator hold: everything. */
+export const ADMIN: KeyHolder = Object.freeze({ role: 'admin', scopes: null });
+
+/**
+ * A key of the environment `accountId` (the caller's: a test key makes test keys), with a role or
+ * scopes. `creator` is who makes it (the calling key, the signed-in user, or ADMIN for the
+ * operator): a key never grants more than its creator holds (403 `scope_escalation`, see
+ * escalationIssue in src/domain/accounts/scopes.ts).
+ */
 export async function createApiKey(
   ctx: AppContext,
   accountId: string,
-  input: { role: ApiKeyRole; name: string },
+  input: KeyRequest & { name: string },
+  creator: KeyHolder,
 ): Promise<CreatedApiKey> {
+  const wanted = requestedKey(input);
+  if ('pointer' in wanted) throw fail.validation(`${wanted.pointer} ${wanted.message}`, [wanted]);
+  const escalation = escalationIssue(creator, wanted);
+  if (escalation) throw fail.denied('scope_escalation', escalation);
   return ctx.store.transaction(async (tx) => {
     // The account's row lock (PostgreSQL) makes key creations of one account take turns, so the cap holds.
     if (!(await lockAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
@@ -116,7 +130,7 @@ export async function createApiKey(
         { limit },
       );
     }
-    return addKey(tx, ctx, accountId, input.role, input.name);
+    return addKey(tx, ctx, accountId, wanted, input.name);
   });
 }
 

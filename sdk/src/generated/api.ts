@@ -37,7 +37,14 @@ export interface paths {
         /**
          * Create an API key
          * @description Creates a key for the caller's account and returns its secret, shown only in this
-         *     response. Needs an admin key. The secret is never stored, so a retry with the same
+         *     response. Needs an admin key (or a restricted key with `apiKeys:write`).
+         *
+         *     **Role or scopes.** Send `role` (`admin` or `member`) or `scopes`, an object from resource
+         *     family to `read` or `write` (`write` implies `read`), for a restricted key that may call only
+         *     the operations whose `x-required-scope` it holds, e.g.
+         *     `"scopes": { "applications": "read", "events": "read" }`. A key never grants more than the key
+         *     creating it holds: a restricted key creates only restricted keys within its own scopes (403
+         *     `scope_escalation`). The secret is never stored, so a retry with the same
          *     `Idempotency-Key` does not replay it: it gets 409 `idempotency_secret_withheld`, naming the
          *     key that was created (revoke it and create another if the secret was lost).
          *
@@ -991,6 +998,8 @@ export interface components {
              *     | `malformed_multipart` | 400 | `uploadDocument`: a multipart body that cannot be read |
              *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
              *     | `forbidden` | 403 | admin operations called with a member key |
+             *     | `scope_missing` | 403 | every operation with an `x-required-scope` other than `none`, called with a restricted key without that scope (`requiredScope` names it) |
+             *     | `scope_escalation` | 403 | `createApiKey`: a key asked for more than the key creating it holds (a restricted key creates only restricted keys within its own scopes) |
              *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
              *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
              *     | `invalid_transition` | 409 | the application actions (`submit`, `approve`, `decline`, `withdraw`): not allowed from `currentStatus` |
@@ -1056,6 +1065,11 @@ export interface components {
              * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
              */
             existingWebhookId?: string;
+            /**
+             * @description For `scope_missing`, the scope the operation needs (its `x-required-scope`).
+             * @example quotes:write
+             */
+            requiredScope?: string;
             /** @description For validation failures, each offending field or parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
             /**
@@ -1133,11 +1147,12 @@ export interface components {
         };
         /**
          * @description `admin` may manage integrations (API keys, webhooks, pricing, underwriting rules, export formats);
-         *     `member` may use and read everything else.
+         *     `member` may use and read everything else; `restricted` may do only what its `scopes` grant
+         *     (a restricted key's scopes alone decide, whatever role an operation asks of other keys).
          * @example member
          * @enum {string}
          */
-        ApiKeyRole: "admin" | "member";
+        ApiKeyRole: "admin" | "member" | "restricted";
         /** @description An API key's record. The secret itself is shown only once, when the key is created. */
         ApiKey: {
             /**
@@ -1151,6 +1166,11 @@ export interface components {
              */
             name: string;
             role: components["schemas"]["ApiKeyRole"];
+            /**
+             * @description For a `restricted` key, what it may do per resource family (only the families it may read
+             *     or write are listed); null for an `admin` or `member` key, whose role decides.
+             */
+            scopes: components["schemas"]["ApiKeyScopes"] | null;
             /**
              * @description The key's prefix and last four characters, to recognise it without revealing it.
              * @example mos_test_…q7Zk
@@ -1171,9 +1191,15 @@ export interface components {
             revokedAt: string | null;
             livemode: components["schemas"]["Livemode"];
         };
-        /** @description A new API key for the caller's account. */
+        /**
+         * @description A new API key for the caller's account: either a `role` (`admin` or `member`) or `scopes` (a
+         *     restricted key; `role` may then be left out or be `restricted`). A key never grants more than
+         *     the key or user creating it holds: a restricted key creates only restricted keys, with scopes it
+         *     holds itself (403 `scope_escalation` otherwise). One of the two is required (400 `validation_failed` pointing at `/role` otherwise).
+         */
         ApiKeyCreateRequest: {
-            role: components["schemas"]["ApiKeyRole"];
+            role?: components["schemas"]["ApiKeyRole"];
+            scopes?: components["schemas"]["ApiKeyScopes"];
             /**
              * @description A label to tell keys apart.
              * @example Production server
@@ -2927,6 +2953,52 @@ export interface components {
          */
         Livemode: boolean;
         /**
+         * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),
+         *     or `write` (its reads and writes: `write` implies `read`).
+         * @example read
+         * @enum {string}
+         */
+        ScopeLevel: "none" | "read" | "write";
+        /**
+         * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
+         *     `read`); a family left out (or `none`) is refused. Every operation of the reference names
+         *     the scope it needs (`x-required-scope`); a restricted key without it gets 403 `scope_missing`.
+         * @example {
+         *       "applications": "read",
+         *       "events": "read"
+         *     }
+         */
+        ApiKeyScopes: {
+            /** @description Quotes: create, read and schedule. */
+            quotes?: components["schemas"]["ScopeLevel"];
+            /** @description Mortgage applications: create, edit, submit, withdraw, read. */
+            applications?: components["schemas"]["ScopeLevel"];
+            /** @description Documents of applications: upload and download. */
+            documents?: components["schemas"]["ScopeLevel"];
+            /** @description Bank verifications: test-mode bank tokens. */
+            bankVerifications?: components["schemas"]["ScopeLevel"];
+            /** @description Webhook endpoints and their deliveries. */
+            webhooks?: components["schemas"]["ScopeLevel"];
+            /** @description The event feed. */
+            events?: components["schemas"]["ScopeLevel"];
+            /** @description Exports of mortgage records and the export formats. */
+            exports?: components["schemas"]["ScopeLevel"];
+            /** @description The pricing sheet. */
+            pricing?: components["schemas"]["ScopeLevel"];
+            /** @description Underwriting rules and the approve and decline decisions. */
+            underwriting?: components["schemas"]["ScopeLevel"];
+            /** @description API keys. */
+            apiKeys?: components["schemas"]["ScopeLevel"];
+            /** @description The audit log. */
+            audit?: components["schemas"]["ScopeLevel"];
+            /** @description Rate locks. */
+            rateLocks?: components["schemas"]["ScopeLevel"];
+            /** @description Request logs. */
+            requestLogs?: components["schemas"]["ScopeLevel"];
+            /** @description Test mode: test data and the test clock. */
+            testMode?: components["schemas"]["ScopeLevel"];
+        };
+        /**
          * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
          *     account number. Use a documented test value (see "Test values") for a particular answer.
          */
@@ -3041,7 +3113,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The API key is valid but its role may not do this (writes to integrations need `admin`). */
+        /**
+         * @description The API key is valid but may not do this: an `admin` or `member` key whose role may not (writes
+         *     to integrations need `admin`: `forbidden`), or a restricted key without the operation's
+         *     `x-required-scope` (`scope_missing`, with `requiredScope`).
+         */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3182,6 +3258,21 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The API key is restricted and lacks the scope this operation needs (`requiredScope` names it,
+         *     as the operation's `x-required-scope` does).
+         */
+        ScopeMissing: {
+            headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3519,6 +3610,8 @@ export type SchemaBankVerification = components['schemas']['BankVerification'];
 export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
 export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
+export type SchemaScopeLevel = components['schemas']['ScopeLevel'];
+export type SchemaApiKeyScopes = components['schemas']['ApiKeyScopes'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -3535,6 +3628,7 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
+export type ResponseScopeMissing = components['responses']['ScopeMissing'];
 export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
@@ -3672,7 +3766,23 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The key may not create this key; `code` says why: `forbidden` (a member key),
+             *     `scope_missing` (a restricted key without `apiKeys:write`) or `scope_escalation` (the new
+             *     key would hold more than the key creating it: a restricted key creates only restricted
+             *     keys, with scopes it holds itself).
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3773,6 +3883,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3811,6 +3922,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3847,6 +3959,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3953,6 +4066,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4037,6 +4151,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4269,6 +4384,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4438,6 +4554,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4472,6 +4589,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4517,6 +4635,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4562,6 +4681,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4600,6 +4720,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4640,6 +4761,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4691,6 +4813,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
@@ -4854,6 +4977,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
@@ -4902,6 +5026,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4954,6 +5079,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             411: components["responses"]["LengthRequired"];
@@ -5011,6 +5137,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5149,6 +5276,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -5188,6 +5316,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -5272,6 +5401,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -42,7 +42,7 @@ function fakeStore(records: Map<string, ApiKeyRecord>) {
 
 function setUp() {
   const token = generateApiKey(true);
-  const record: ApiKeyRecord = { keyId: 'key_1', accountId: 'acc_1', name: 'k', role: 'member', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
+  const record: ApiKeyRecord = { keyId: 'key_1', accountId: 'acc_1', name: 'k', role: 'member', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
   const records = new Map([[hashApiKey(token), record]]);
   const store = fakeStore(records);
   const ctx = { store, clock: { now: () => new Date() }, log: { warn: () => {} } } as unknown as AppContext;
@@ -108,7 +108,7 @@ describe('apiKeyAuthenticator: what it answers', () => {
   it("records a key's use at most once a minute, off the request's path: a failed record is logged, not the request's failure", async () => {
     let now = Date.parse('2026-11-21T18:00:00.000Z');
     const token = generateApiKey(false);
-    const record: ApiKeyRecord = { keyId: 'key_t', accountId: 'acc_2.test', name: 'k', role: 'admin', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
+    const record: ApiKeyRecord = { keyId: 'key_t', accountId: 'acc_2.test', name: 'k', role: 'admin', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
     const touches: string[] = [];
     const warnings: string[] = [];
     const store = {
@@ -161,7 +161,7 @@ describe('apiKeyAuthenticator: what it answers', () => {
     const records = new Map<string, ApiKeyRecord>();
     const tokens = Array.from({ length: 10_001 }, (_, i) => {
       const token = generateApiKey(true);
-      records.set(hashApiKey(token), { keyId: `key_${i}`, accountId: 'acc_1', name: 'k', role: 'member', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null });
+      records.set(hashApiKey(token), { keyId: `key_${i}`, accountId: 'acc_1', name: 'k', role: 'member', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null });
       return token;
     });
     const store = fakeStore(records);
