@@ -1199,7 +1199,7 @@ export interface components {
          */
         ApiKeyCreateRequest: {
             role?: components["schemas"]["ApiKeyRole"];
-            scopes?: components["schemas"]["ApiKeyScopes"];
+            scopes?: components["schemas"]["ApiKeyScopesInput"];
             /**
              * @description A label to tell keys apart.
              * @example Production server
@@ -2963,39 +2963,80 @@ export interface components {
          * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
          *     `read`); a family left out (or `none`) is refused. Every operation of the reference names
          *     the scope it needs (`x-required-scope`); a restricted key without it gets 403 `scope_missing`.
+         *     The families:
+         *     - `quotes`: create, read and schedule.
+         *     - `applications`: create, edit, submit, withdraw, read.
+         *     - `documents`: upload and download.
+         *     - `bankVerifications`: test-mode bank tokens.
+         *     - `webhooks`: webhook endpoints and their deliveries.
+         *     - `events`: the event feed.
+         *     - `exports`: exports of mortgage records and the export formats.
+         *     - `pricing`: the pricing sheet.
+         *     - `underwriting`: underwriting rules and the approve and decline decisions.
+         *     - `apiKeys`: aPI keys.
+         *     - `audit`: the audit log.
+         *     - `rateLocks`: rate locks.
+         *     - `requestLogs`: request logs.
+         *     - `testMode`: test data and the test clock.
          * @example {
          *       "applications": "read",
          *       "events": "read"
          *     }
          */
         ApiKeyScopes: {
-            /** @description Quotes: create, read and schedule. */
             quotes?: components["schemas"]["ScopeLevel"];
-            /** @description Mortgage applications: create, edit, submit, withdraw, read. */
             applications?: components["schemas"]["ScopeLevel"];
-            /** @description Documents of applications: upload and download. */
             documents?: components["schemas"]["ScopeLevel"];
-            /** @description Bank verifications: test-mode bank tokens. */
             bankVerifications?: components["schemas"]["ScopeLevel"];
-            /** @description Webhook endpoints and their deliveries. */
             webhooks?: components["schemas"]["ScopeLevel"];
-            /** @description The event feed. */
             events?: components["schemas"]["ScopeLevel"];
-            /** @description Exports of mortgage records and the export formats. */
             exports?: components["schemas"]["ScopeLevel"];
-            /** @description The pricing sheet. */
             pricing?: components["schemas"]["ScopeLevel"];
-            /** @description Underwriting rules and the approve and decline decisions. */
             underwriting?: components["schemas"]["ScopeLevel"];
-            /** @description API keys. */
             apiKeys?: components["schemas"]["ScopeLevel"];
-            /** @description The audit log. */
             audit?: components["schemas"]["ScopeLevel"];
-            /** @description Rate locks. */
             rateLocks?: components["schemas"]["ScopeLevel"];
-            /** @description Request logs. */
             requestLogs?: components["schemas"]["ScopeLevel"];
-            /** @description Test mode: test data and the test clock. */
+            testMode?: components["schemas"]["ScopeLevel"];
+        };
+        /**
+         * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
+         *     `read`); a family left out (or `none`) is refused. Every operation of the reference names
+         *     the scope it needs (`x-required-scope`); a restricted key without it gets 403 `scope_missing`.
+         *     The families:
+         *     - `quotes`: create, read and schedule.
+         *     - `applications`: create, edit, submit, withdraw, read.
+         *     - `documents`: upload and download.
+         *     - `bankVerifications`: test-mode bank tokens.
+         *     - `webhooks`: webhook endpoints and their deliveries.
+         *     - `events`: the event feed.
+         *     - `exports`: exports of mortgage records and the export formats.
+         *     - `pricing`: the pricing sheet.
+         *     - `underwriting`: underwriting rules and the approve and decline decisions.
+         *     - `apiKeys`: aPI keys.
+         *     - `audit`: the audit log.
+         *     - `rateLocks`: rate locks.
+         *     - `requestLogs`: request logs.
+         *     - `testMode`: test data and the test clock.
+         * @example {
+         *       "applications": "read",
+         *       "events": "read"
+         *     }
+         */
+        ApiKeyScopesInput: {
+            quotes?: components["schemas"]["ScopeLevel"];
+            applications?: components["schemas"]["ScopeLevel"];
+            documents?: components["schemas"]["ScopeLevel"];
+            bankVerifications?: components["schemas"]["ScopeLevel"];
+            webhooks?: components["schemas"]["ScopeLevel"];
+            events?: components["schemas"]["ScopeLevel"];
+            exports?: components["schemas"]["ScopeLevel"];
+            pricing?: components["schemas"]["ScopeLevel"];
+            underwriting?: components["schemas"]["ScopeLevel"];
+            apiKeys?: components["schemas"]["ScopeLevel"];
+            audit?: components["schemas"]["ScopeLevel"];
+            rateLocks?: components["schemas"]["ScopeLevel"];
+            requestLogs?: components["schemas"]["ScopeLevel"];
             testMode?: components["schemas"]["ScopeLevel"];
         };
         /**
@@ -3612,6 +3653,7 @@ export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
 export type SchemaScopeLevel = components['schemas']['ScopeLevel'];
 export type SchemaApiKeyScopes = components['schemas']['ApiKeyScopes'];
+export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
