@@ -13,6 +13,7 @@ import { fail } from '../errors.ts';
 import { findBankPartner } from '../store/bankPartners.ts';
 import { documentContent } from '../store/documentContent.ts';
 import { deleteEnvironmentData } from '../store/environmentData.ts';
+import { bindBankTokenAtIssue } from './bankTokens.ts';
 
 export type TestBankToken = components['schemas']['TestBankToken'];
 export type TestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -43,6 +44,7 @@ export async function issueTestBankToken(
     ctx.config.bank.sandboxTokenTtlSeconds,
     accountId,
   );
+  await bindBankTokenAtIssue(ctx, partner, token, expiresAt);
   return { bankToken: token, accountMask: accountMask(input.accountNumber), expiresAt, livemode: false };
 }
 
