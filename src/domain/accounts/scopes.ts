@@ -11,7 +11,7 @@ import type { components } from '../../../generated/api.d.ts';
 
 export type ApiKeyScopes = components['schemas']['ApiKeyScopes'];
 export type ScopeFamily = keyof ApiKeyScopes;
-export type ScopeLevel = components['schemas']['ScopeLevel'];
+type ScopeLevel = components['schemas']['ScopeLevel'];
 
 /** Every family, in the order people read them (the contract's ApiKeyScopes lists the same; check-scopes holds them together). */
 export const SCOPE_FAMILIES = [
@@ -73,7 +73,7 @@ export function normaliseScopes(scopes: ApiKeyScopes): ApiKeyScopes {
 }
 
 /** The scopes of `requested` that `holder` does not hold, as `family:level` (empty when none). */
-export function scopesBeyond(requested: ApiKeyScopes, holder: ApiKeyScopes): string[] {
+function scopesBeyond(requested: ApiKeyScopes, holder: ApiKeyScopes): string[] {
   const beyond: string[] = [];
   for (const family of SCOPE_FAMILIES) {
     const level = requested[family];
