@@ -94,7 +94,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     description: 'Revoke an API key.',
     flags: { key: { required: true, description: 'the key id (key-…)' } },
     async run(ctx, flags) {
-      const revoked = await revokeApiKey(ctx, null, flags.key!);
+      const revoked = await revokeApiKey(ctx, null, flags.key!, ADMIN);
       return { keyId: revoked.keyId, revokedAt: revoked.revokedAt };
     },
   },

@@ -16,7 +16,7 @@ export const apiKeyOperations = {
   },
 
   revokeApiKey: async ({ path }, ctx) => {
-    const revoked = await revokeApiKey(ctx, ctx.principal.accountId, path.keyId);
+    const revoked = await revokeApiKey(ctx, ctx.principal.accountId, path.keyId, ctx.principal);
     ctx.log.info({ keyId: revoked.keyId }, 'API key revoked');
     return { status: 200, body: toApiKey(revoked) };
   },

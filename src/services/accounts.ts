@@ -137,15 +137,20 @@ export async function createApiKey(
 /**
  * Revokes a key. `accountId` scopes the look-up for API callers (another account's key is 404);
  * the operator's command line passes null. Revoking is idempotent. The last active admin key
- * cannot be revoked, so an account can always manage itself.
+ * cannot be revoked, so an account can always manage itself. `actor` (the calling key; admins and
+ * the operator pass ADMIN) may revoke only keys it could have created: a restricted key with
+ * `apiKeys:write` cannot revoke an admin or member key, nor one holding scopes it does not hold
+ * (403 `scope_escalation`), so a leaked narrow key cannot take an account's wider keys away.
  */
-export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
+export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string, actor: KeyHolder): Promise<ApiKeyRecord> {
   const revoked = await ctx.store.transaction(async (tx) => {
     const found = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
     if (!found) throw fail.notFound(`No API key ${keyId} in this account.`);
     // Several instances: revocations of one account's keys take turns, and read the key again once it is their turn.
     await lockAccount(tx, found.accountId);
     const key = (await findApiKeyById(tx, keyId)) ?? found;
+    const escalation = escalationIssue(actor, key, 'revoke');
+    if (escalation) throw fail.denied('scope_escalation', escalation);
     if (key.revokedAt) return key;
     if (key.role === 'admin' && (await countActiveAdminKeys(tx, key.accountId)) <= 1) {
       throw fail.refused(

@@ -200,6 +200,22 @@ describe('restricted keys (scopes instead of a role)', () => {
     expect(await activeKeys()).toBe(before);
   });
 
+  it('a restricted key with apiKeys:write revokes only restricted keys within its scopes (403 scope_escalation for the others)', async () => {
+    const maker = app.clientFor((await account.client.POST('/v1/api-keys', { body: { name: 'Revoker', scopes: { apiKeys: 'write', events: 'read' } } })).data!.apiKey);
+    const narrow = (await account.client.POST('/v1/api-keys', { body: { name: 'Narrow', scopes: { events: 'read' } } })).data!;
+    const wide = (await account.client.POST('/v1/api-keys', { body: { name: 'Wide', scopes: { quotes: 'write' } } })).data!;
+    const adminKey = (await account.client.POST('/v1/api-keys', { body: { name: 'Another admin', role: 'admin' } })).data!;
+    for (const keyId of [wide.keyId, adminKey.keyId]) {
+      const { error, response } = await maker.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId } } });
+      expect(response.status).toBe(403);
+      expect(error).toMatchObject({ code: 'scope_escalation' });
+      expect((await app.clientFor(keyId === wide.keyId ? wide.apiKey : adminKey.apiKey).GET('/v1/account')).response.status).toBe(200);
+    }
+    const revoked = await maker.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: narrow.keyId } } });
+    expect(revoked.response.status).toBe(200);
+    expect((await app.clientFor(narrow.apiKey).GET('/v1/account')).response.status).toBe(401);
+  });
+
   it('a restricted key without apiKeys:write may not create keys, even narrower ones (403 scope_missing)', async () => {
     const reader = await account.client.POST('/v1/api-keys', { body: { name: 'Reader', scopes: { apiKeys: 'read', applications: 'read' } } });
     const client = app.clientFor(reader.data!.apiKey);

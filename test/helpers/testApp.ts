@@ -140,7 +140,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async revokedKey(accountId) {
       const key = await createApiKey(ctx, accountId, { role: 'admin', name: 'Soon revoked' }, ADMIN);
-      await revokeApiKey(ctx, accountId, key.record.keyId);
+      await revokeApiKey(ctx, accountId, key.record.keyId, ADMIN);
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),

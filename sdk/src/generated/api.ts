@@ -74,7 +74,9 @@ export interface paths {
          * Revoke an API key
          * @description Revokes the key at once: every later request with it gets 401. The record stays, with
          *     `revokedAt` set. Revoking a revoked key changes nothing and returns it again. An account's
-         *     last active admin key cannot be revoked (422), so the account is never locked out. Needs an admin key.
+         *     last active admin key cannot be revoked (422), so the account is never locked out. Needs an admin key,
+         *     or a restricted key with `apiKeys:write`, which revokes only restricted keys within its own
+         *     scopes (403 `scope_escalation` otherwise).
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -999,7 +1001,7 @@ export interface components {
              *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
              *     | `forbidden` | 403 | admin operations called with a member key |
              *     | `scope_missing` | 403 | every operation with an `x-required-scope` other than `none`, called with a restricted key without that scope (`requiredScope` names it) |
-             *     | `scope_escalation` | 403 | `createApiKey`: a key asked for more than the key creating it holds (a restricted key creates only restricted keys within its own scopes) |
+             *     | `scope_escalation` | 403 | `createApiKey`, `revokeApiKey`: a key asked for, or tried to revoke, more than the calling key holds (a restricted key creates and revokes only restricted keys within its own scopes) |
              *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
              *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
              *     | `invalid_transition` | 409 | the application actions (`submit`, `approve`, `decline`, `withdraw`): not allowed from `currentStatus` |
@@ -3877,7 +3879,22 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The key may not revoke this key; `code` says why: `forbidden` (a member key),
+             *     `scope_missing` (a restricted key without `apiKeys:write`) or `scope_escalation` (a
+             *     restricted key revokes only restricted keys within its own scopes, as it creates them).
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];

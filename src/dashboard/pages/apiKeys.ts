@@ -71,7 +71,7 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
 
   router.post('/api-keys/:keyId/revoke', async (koa) => {
     const session = requireRoleFor(koa, 'revokeApiKey');
-    const revoked = await revokeApiKey(ctx, accountOf(session), koa.params.keyId!);
+    const revoked = await revokeApiKey(ctx, accountOf(session), koa.params.keyId!, { role: session.user.role, scopes: null });
     ctx.log.info({ keyId: revoked.keyId, userId: session.user.userId }, 'API key revoked in the dashboard');
     redirect(koa, '/dashboard/api-keys?done=revoked');
   });

@@ -153,15 +153,18 @@ export function requestedKey(request: KeyRequest): KeyHolder | { pointer: string
 /**
  * Why `creator` may not make a key holding `wanted` (null when it may): an admin makes any key; a
  * restricted key makes only restricted keys, within the scopes it holds (never an admin or member
- * key, whose roles reach beyond any set of scopes); a member makes none.
+ * key, whose roles reach beyond any set of scopes); a member makes none. Revoking follows the same
+ * rule (`action` revoke): a key revokes only keys it could have made.
  */
-export function escalationIssue(creator: KeyHolder, wanted: KeyHolder): string | null {
+export function escalationIssue(creator: KeyHolder, wanted: KeyHolder, action: 'create' | 'revoke' = 'create'): string | null {
   if (creator.role === 'admin') return null;
-  if (creator.role !== 'restricted' || creator.scopes === null) return `A ${creator.role} key cannot create API keys.`;
+  if (creator.role !== 'restricted' || creator.scopes === null) return `A ${creator.role} key cannot ${action} API keys.`;
   if (wanted.role !== 'restricted' || wanted.scopes === null) {
-    return `A restricted key creates only restricted keys, with scopes it holds itself; it cannot create ${wanted.role === 'admin' ? 'an admin' : 'a member'} key.`;
+    return `A restricted key ${action}s only restricted keys, with scopes it holds itself; it cannot ${action} ${wanted.role === 'admin' ? 'an admin' : 'a member'} key.`;
   }
   const beyond = scopesBeyond(wanted.scopes, creator.scopes);
-  if (beyond.length > 0) return `This key does not hold ${beyond.join(', ')}; a key cannot grant more than the key creating it holds.`;
-  return null;
+  if (beyond.length === 0) return null;
+  return action === 'create'
+    ? `This key does not hold ${beyond.join(', ')}; a key cannot grant more than the key creating it holds.`
+    : `This key does not hold ${beyond.join(', ')}; a restricted key revokes only keys within its own scopes.`;
 }
