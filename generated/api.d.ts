@@ -37,7 +37,14 @@ export interface paths {
         /**
          * Create an API key
          * @description Creates a key for the caller's account and returns its secret, shown only in this
-         *     response. Needs an admin key. The secret is never stored, so a retry with the same
+         *     response. Needs an admin key (or a restricted key with `apiKeys:write`).
+         *
+         *     **Role or scopes.** Send `role` (`admin` or `member`) or `scopes`, an object from resource
+         *     family to `read` or `write` (`write` implies `read`), for a restricted key that may call only
+         *     the operations whose `x-required-scope` it holds, e.g.
+         *     `"scopes": { "applications": "read", "events": "read" }`. A key never grants more than the key
+         *     creating it holds: a restricted key creates only restricted keys within its own scopes (403
+         *     `scope_escalation`). The secret is never stored, so a retry with the same
          *     `Idempotency-Key` does not replay it: it gets 409 `idempotency_secret_withheld`, naming the
          *     key that was created (revoke it and create another if the secret was lost).
          *
@@ -67,7 +74,9 @@ export interface paths {
          * Revoke an API key
          * @description Revokes the key at once: every later request with it gets 401. The record stays, with
          *     `revokedAt` set. Revoking a revoked key changes nothing and returns it again. An account's
-         *     last active admin key cannot be revoked (422), so the account is never locked out. Needs an admin key.
+         *     last active admin key cannot be revoked (422), so the account is never locked out. Needs an admin key,
+         *     or a restricted key with `apiKeys:write`, which revokes only restricted keys within its own
+         *     scopes (403 `scope_escalation` otherwise).
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -1039,6 +1048,8 @@ export interface components {
              *     | `malformed_multipart` | 400 | `uploadDocument`: a multipart body that cannot be read |
              *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
              *     | `forbidden` | 403 | admin operations called with a member key |
+             *     | `scope_missing` | 403 | every operation with an `x-required-scope` other than `none`, called with a restricted key without that scope (`requiredScope` names it) |
+             *     | `scope_escalation` | 403 | `createApiKey`, `revokeApiKey`: a key asked for, or tried to revoke, more than the calling key holds (a restricted key creates and revokes only restricted keys within its own scopes) |
              *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
              *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
              *     | `invalid_transition` | 409 | the application actions (`submit`, `approve`, `decline`, `withdraw`): not allowed from `currentStatus` |
@@ -1104,6 +1115,11 @@ export interface components {
              * @example whk-01jdz8p4r6t8v0x2z4b6d8f0h2
              */
             existingWebhookId?: string;
+            /**
+             * @description For `scope_missing`, the scope the operation needs (its `x-required-scope`).
+             * @example quotes:write
+             */
+            requiredScope?: string;
             /** @description For validation failures, each offending field or parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
             /**
@@ -1181,11 +1197,12 @@ export interface components {
         };
         /**
          * @description `admin` may manage integrations (API keys, webhooks, pricing, underwriting rules, export formats);
-         *     `member` may use and read everything else.
+         *     `member` may use and read everything else; `restricted` may do only what its `scopes` grant
+         *     (a restricted key's scopes alone decide, whatever role an operation asks of other keys).
          * @example member
          * @enum {string}
          */
-        ApiKeyRole: "admin" | "member";
+        ApiKeyRole: "admin" | "member" | "restricted";
         /** @description An API key's record. The secret itself is shown only once, when the key is created. */
         ApiKey: {
             /**
@@ -1199,6 +1216,11 @@ export interface components {
              */
             name: string;
             role: components["schemas"]["ApiKeyRole"];
+            /**
+             * @description For a `restricted` key, what it may do per resource family (only the families it may read
+             *     or write are listed); null for an `admin` or `member` key, whose role decides.
+             */
+            scopes: components["schemas"]["ApiKeyScopes"] | null;
             /**
              * @description The key's prefix and last four characters, to recognise it without revealing it.
              * @example mos_test_…q7Zk
@@ -1219,9 +1241,15 @@ export interface components {
             revokedAt: string | null;
             livemode: components["schemas"]["Livemode"];
         };
-        /** @description A new API key for the caller's account. */
+        /**
+         * @description A new API key for the caller's account: either a `role` (`admin` or `member`) or `scopes` (a
+         *     restricted key; `role` may then be left out or be `restricted`). A key never grants more than
+         *     the key or user creating it holds: a restricted key creates only restricted keys, with scopes it
+         *     holds itself (403 `scope_escalation` otherwise). One of the two is required (400 `validation_failed` pointing at `/role` otherwise).
+         */
         ApiKeyCreateRequest: {
-            role: components["schemas"]["ApiKeyRole"];
+            role?: components["schemas"]["ApiKeyRole"];
+            scopes?: components["schemas"]["ApiKeyScopesInput"];
             /**
              * @description A label to tell keys apart.
              * @example Production server
@@ -2975,6 +3003,93 @@ export interface components {
          */
         Livemode: boolean;
         /**
+         * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),
+         *     or `write` (its reads and writes: `write` implies `read`).
+         * @example read
+         * @enum {string}
+         */
+        ScopeLevel: "none" | "read" | "write";
+        /**
+         * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
+         *     `read`); a family left out (or `none`) is refused. Every operation of the reference names
+         *     the scope it needs (`x-required-scope`); a restricted key without it gets 403 `scope_missing`.
+         *     The families:
+         *     - `quotes`: create, read and schedule.
+         *     - `applications`: create, edit, submit, withdraw, read.
+         *     - `documents`: upload and download.
+         *     - `bankVerifications`: test-mode bank tokens.
+         *     - `webhooks`: webhook endpoints and their deliveries.
+         *     - `events`: the event feed.
+         *     - `exports`: exports of mortgage records and the export formats.
+         *     - `pricing`: the pricing sheet.
+         *     - `underwriting`: underwriting rules and the approve and decline decisions.
+         *     - `apiKeys`: aPI keys.
+         *     - `audit`: the audit log.
+         *     - `rateLocks`: rate locks.
+         *     - `requestLogs`: request logs.
+         *     - `testMode`: test data and the test clock.
+         * @example {
+         *       "applications": "read",
+         *       "events": "read"
+         *     }
+         */
+        ApiKeyScopes: {
+            quotes?: components["schemas"]["ScopeLevel"];
+            applications?: components["schemas"]["ScopeLevel"];
+            documents?: components["schemas"]["ScopeLevel"];
+            bankVerifications?: components["schemas"]["ScopeLevel"];
+            webhooks?: components["schemas"]["ScopeLevel"];
+            events?: components["schemas"]["ScopeLevel"];
+            exports?: components["schemas"]["ScopeLevel"];
+            pricing?: components["schemas"]["ScopeLevel"];
+            underwriting?: components["schemas"]["ScopeLevel"];
+            apiKeys?: components["schemas"]["ScopeLevel"];
+            audit?: components["schemas"]["ScopeLevel"];
+            rateLocks?: components["schemas"]["ScopeLevel"];
+            requestLogs?: components["schemas"]["ScopeLevel"];
+            testMode?: components["schemas"]["ScopeLevel"];
+        };
+        /**
+         * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
+         *     `read`); a family left out (or `none`) is refused. Every operation of the reference names
+         *     the scope it needs (`x-required-scope`); a restricted key without it gets 403 `scope_missing`.
+         *     The families:
+         *     - `quotes`: create, read and schedule.
+         *     - `applications`: create, edit, submit, withdraw, read.
+         *     - `documents`: upload and download.
+         *     - `bankVerifications`: test-mode bank tokens.
+         *     - `webhooks`: webhook endpoints and their deliveries.
+         *     - `events`: the event feed.
+         *     - `exports`: exports of mortgage records and the export formats.
+         *     - `pricing`: the pricing sheet.
+         *     - `underwriting`: underwriting rules and the approve and decline decisions.
+         *     - `apiKeys`: aPI keys.
+         *     - `audit`: the audit log.
+         *     - `rateLocks`: rate locks.
+         *     - `requestLogs`: request logs.
+         *     - `testMode`: test data and the test clock.
+         * @example {
+         *       "applications": "read",
+         *       "events": "read"
+         *     }
+         */
+        ApiKeyScopesInput: {
+            quotes?: components["schemas"]["ScopeLevel"];
+            applications?: components["schemas"]["ScopeLevel"];
+            documents?: components["schemas"]["ScopeLevel"];
+            bankVerifications?: components["schemas"]["ScopeLevel"];
+            webhooks?: components["schemas"]["ScopeLevel"];
+            events?: components["schemas"]["ScopeLevel"];
+            exports?: components["schemas"]["ScopeLevel"];
+            pricing?: components["schemas"]["ScopeLevel"];
+            underwriting?: components["schemas"]["ScopeLevel"];
+            apiKeys?: components["schemas"]["ScopeLevel"];
+            audit?: components["schemas"]["ScopeLevel"];
+            rateLocks?: components["schemas"]["ScopeLevel"];
+            requestLogs?: components["schemas"]["ScopeLevel"];
+            testMode?: components["schemas"]["ScopeLevel"];
+        };
+        /**
          * @description Who made the change: a dashboard user (its id and email), an API key (its id and name), the
          *     operator's command line (`cli`), or the service itself (`system`).
          */
@@ -3200,7 +3315,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The API key is valid but its role may not do this (writes to integrations need `admin`). */
+        /**
+         * @description The API key is valid but may not do this: an `admin` or `member` key whose role may not (writes
+         *     to integrations need `admin`: `forbidden`), or a restricted key without the operation's
+         *     `x-required-scope` (`scope_missing`, with `requiredScope`).
+         */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3341,6 +3460,21 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The API key is restricted and lacks the scope this operation needs (`requiredScope` names it,
+         *     as the operation's `x-required-scope` does).
+         */
+        ScopeMissing: {
+            headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3709,6 +3843,9 @@ export type SchemaBankVerification = components['schemas']['BankVerification'];
 export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
 export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
+export type SchemaScopeLevel = components['schemas']['ScopeLevel'];
+export type SchemaApiKeyScopes = components['schemas']['ApiKeyScopes'];
+export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput'];
 export type SchemaAuditActor = components['schemas']['AuditActor'];
 export type SchemaAuditEvent = components['schemas']['AuditEvent'];
 export type SchemaAuditEventList = components['schemas']['AuditEventList'];
@@ -3728,6 +3865,7 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
+export type ResponseScopeMissing = components['responses']['ScopeMissing'];
 export type ResponseWebhookConflict = components['responses']['WebhookConflict'];
 export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNotAllowed'];
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
@@ -3871,7 +4009,23 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The key may not create this key; `code` says why: `forbidden` (a member key),
+             *     `scope_missing` (a restricted key without `apiKeys:write`) or `scope_escalation` (the new
+             *     key would hold more than the key creating it: a restricted key creates only restricted
+             *     keys, with scopes it holds itself).
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3924,7 +4078,22 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description The key may not revoke this key; `code` says why: `forbidden` (a member key),
+             *     `scope_missing` (a restricted key without `apiKeys:write`) or `scope_escalation` (a
+             *     restricted key revokes only restricted keys within its own scopes, as it creates them).
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
@@ -3972,6 +4141,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4010,6 +4180,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4046,6 +4217,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4152,6 +4324,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4236,6 +4409,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4468,6 +4642,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4637,6 +4812,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4671,6 +4847,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4862,6 +5039,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -4907,6 +5085,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4945,6 +5124,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4985,6 +5165,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5036,6 +5217,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
@@ -5199,6 +5381,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
@@ -5247,6 +5430,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5299,6 +5483,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             411: components["responses"]["LengthRequired"];
@@ -5356,6 +5541,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5494,6 +5680,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -5533,6 +5720,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];
@@ -5617,6 +5805,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

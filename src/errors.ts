@@ -87,6 +87,8 @@ export const fail = {
   unauthenticated: (detail: string) => new AppError('unauthenticated', 'unauthorized', detail),
   /** Valid credentials without the needed role: 403. */
   forbidden: (detail: string) => new AppError('forbidden', 'forbidden', detail),
+  /** Valid credentials refused for a reason `code` names (a missing scope, an escalation): 403. */
+  denied: (code: string, detail: string, facts: ErrorFacts = {}) => new AppError('forbidden', code, detail, facts),
   notFound: (detail: string, code = 'not_found') => new AppError('not_found', code, detail),
   conflict: (code: string, detail: string, facts: ErrorFacts = {}) => new AppError('conflict', code, detail, facts),
   refused: (code: string, detail: string, facts: ErrorFacts = {}) => new AppError('refused', code, detail, facts),

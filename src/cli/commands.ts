@@ -6,7 +6,8 @@
 import type { AppContext } from '../context.ts';
 import { apiKeyNameIssue } from '../domain/accounts/apiKeyFormat.ts';
 import { AppError } from '../errors.ts';
-import { accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import { ADMIN, accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import { parseRequiredScope, SCOPE_FAMILIES, type ApiKeyScopes } from '../domain/accounts/scopes.ts';
 import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { CLI_ORIGIN, withOrigin } from '../services/audit.ts';
 import { auditCommands } from './auditCommands.ts';
@@ -17,7 +18,18 @@ import { secretsCommands } from './secretsCommands.ts';
 export { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
 /** The spec's ApiKeyRole values (test/unit/contract/specEnums.test.ts keeps them equal). */
-export const API_KEY_ROLES: readonly ApiKeyRole[] = ['admin', 'member'];
+export const API_KEY_ROLES: readonly ApiKeyRole[] = ['admin', 'member', 'restricted'];
+
+/** `applications:read,events:read` as scopes (null prototype: the families come from the operator's input). */
+function scopesFlag(text: string): ApiKeyScopes {
+  const scopes = Object.create(null) as ApiKeyScopes;
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const scope = parseRequiredScope(part);
+    if (!scope) throw new AdminCommandError(`--scopes: "${part}" is not <family>:<read|write> (families: ${SCOPE_FAMILIES.join(', ')})`);
+    scopes[scope.family] = scope.level;
+  }
+  return scopes;
+}
 
 export const adminCommands: Record<string, AdminCommand> = {
   'account create': {
@@ -50,20 +62,32 @@ export const adminCommands: Record<string, AdminCommand> = {
     description: 'Create an API key for an account.',
     flags: {
       account: { required: true, description: 'the account id (acc-…)' },
-      role: { required: true, description: 'admin or member' },
+      role: { description: 'admin or member (or restricted, implied by --scopes)' },
+      scopes: { description: 'a restricted key\'s scopes instead of a role, e.g. applications:read,events:read' },
       mode: { description: 'live (default) or test: the environment the key acts in' },
       name: { description: 'a label for the key (default: "Created by operator")' },
     },
     async run(ctx, flags) {
-      const role = flags.role!;
-      if (!(API_KEY_ROLES as readonly string[]).includes(role)) throw new AdminCommandError(`--role must be admin or member, got "${role}"`);
+      const role = flags.role;
+      if (role !== undefined && !(API_KEY_ROLES as readonly string[]).includes(role)) {
+        throw new AdminCommandError(`--role must be admin, member or restricted, got "${role}"`);
+      }
+      if (role === undefined && flags.scopes === undefined) throw new AdminCommandError('give --role admin|member, or --scopes for a restricted key');
+      const scopes = flags.scopes === undefined ? undefined : scopesFlag(flags.scopes);
       const mode = flags.mode ?? 'live';
       if (mode !== 'live' && mode !== 'test') throw new AdminCommandError(`--mode must be live or test, got "${mode}"`);
       const nameProblem = flags.name === undefined ? null : apiKeyNameIssue(flags.name.trim());
       if (nameProblem) throw new AdminCommandError(`--name ${nameProblem}`);
-      const created = await createApiKey(ctx, accountEnvironment(flags.account!, mode), {
-        role: role as ApiKeyRole,
-        name: flags.name?.trim() || 'Created by operator',
+      // The operator holds every scope, as an admin does.
+      const created = await createApiKey(
+        ctx,
+        accountEnvironment(flags.account!, mode),
+        { role: role as ApiKeyRole | undefined, scopes, name: flags.name?.trim() || 'Created by operator' },
+        ADMIN,
+      ).catch((err: unknown) => {
+        const issue = err instanceof AppError && err.code === 'validation_failed' ? err.facts.errors?.[0] : undefined;
+        if (issue) throw new AdminCommandError(`--${issue.pointer.slice(1)} ${issue.message}`);
+        throw err;
       });
       return { keyId: created.record.keyId, apiKey: created.apiKey };
     },
@@ -72,7 +96,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     description: 'Revoke an API key.',
     flags: { key: { required: true, description: 'the key id (key-…)' } },
     async run(ctx, flags) {
-      const revoked = await revokeApiKey(ctx, null, flags.key!);
+      const revoked = await revokeApiKey(ctx, null, flags.key!, ADMIN);
       return { keyId: revoked.keyId, revokedAt: revoked.revokedAt };
     },
   },

@@ -10,6 +10,7 @@
 import type { components } from '../../generated/api.d.ts';
 
 type ApiKeyRole = components['schemas']['ApiKeyRole'];
+type ApiKeyScopes = components['schemas']['ApiKeyScopes'];
 
 /** An API key that passed the `apiKey` scheme. */
 export interface ApiKeyPrincipal {
@@ -23,6 +24,8 @@ export interface ApiKeyPrincipal {
   livemode: boolean;
   keyId: string;
   role: ApiKeyRole;
+  /** Role `restricted` only: what the key may do per resource family (its scopes alone decide). */
+  scopes: ApiKeyScopes | null;
 }
 
 /** What the partner said of a token it vouched for. */
@@ -50,6 +53,17 @@ interface BankPartner {
   updatedAt: string;
 }
 
+/** The accounts a bank token reaches, fixed at issue (src/services/bankTokens.ts). */
+interface BankTokenBinding {
+  /** SHA-256 of the token (the token itself is never kept). */
+  tokenHash: string;
+  partnerId: string;
+  /** True: the partner served every account at issue, so the token reaches the accounts that existed at `boundAt`. */
+  everyAccount: boolean;
+  boundAt: string;
+  expiresAt: string | null;
+}
+
 /** A bank partner's token that passed the `bankToken` scheme (and the partner's own check). */
 export interface BankTokenPrincipal {
   kind: 'bankToken';
@@ -57,4 +71,6 @@ export interface BankTokenPrincipal {
   /** The partner's own token (never logged). */
   partnerToken: string;
   grant: BankGrant;
+  /** The accounts the partner served when the token was issued: the token never reaches beyond them. */
+  binding: BankTokenBinding;
 }

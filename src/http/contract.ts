@@ -4,7 +4,11 @@
  * declares, validates everything with Ajv (JSON Schema 2020-12), and runs the handler.
  *
  * Order of refusals, so each caller hears about the first thing to fix:
- * 404/405 route → 401 credentials → 403 role → 429 rate → 415/413/400 body → 400 schema → handler.
+ * 404/405 route → 401 credentials → 403 role or scope → 429 rate → 415/413/400 body → 400 schema → handler.
+ *
+ * Roles and scopes: an `admin` or `member` key is checked against the operation's `x-required-role`
+ * as always; a `restricted` key against its `x-required-scope` alone (403 `scope_missing`, naming
+ * the scope), whatever role the operation asks of other keys (src/domain/accounts/scopes.ts).
  */
 import type { Context, Middleware } from 'koa';
 import type { OpenAPIBackend, Context as ApiContext, Operation, Request } from 'openapi-backend';
@@ -13,7 +17,8 @@ import type { AppContext } from '../context.ts';
 import { loadBundledSpec, REQUEST_VALIDATION_OPTIONS } from '../contract/spec.ts';
 import type { OperationHandlers, RawResult, RequestContext } from '../contract/handlers.ts';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
-import { isAppError } from '../errors.ts';
+import { formatScope, parseRequiredScope, scopesAllow, type RequiredScope } from '../domain/accounts/scopes.ts';
+import { fail, isAppError } from '../errors.ts';
 import { lazyChild } from '../log.ts';
 import { inSpan } from '../observability/tracing.ts';
 import type { Store, Tx } from '../store/store.ts';
@@ -112,7 +117,13 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     if (principal) {
       koa.state.principal = principal;
       const requiredRole = (c.operation as Operation & { 'x-required-role'?: string })['x-required-role'];
-      if (requiredRole === 'admin' && principal.role !== 'admin') {
+      if (principal.role === 'restricted') {
+        const required = requiredScopes.get(c.operation.operationId!)!;
+        if (!scopesAllow(principal.scopes ?? {}, required)) {
+          const scope = formatScope(required!);
+          throw fail.denied('scope_missing', `${c.operation.operationId} needs the scope ${scope}, which this restricted key does not hold.`, { requiredScope: scope });
+        }
+      } else if (requiredRole === 'admin' && principal.role !== 'admin') {
         throw problems.forbidden(`${c.operation.operationId} needs an admin API key; this key's role is ${principal.role}.`);
       }
       await rateLimiter.enforce(principal.keyId, app.clock.now().getTime(), (headers) => koa.set(headers), 'This API key has');
@@ -121,6 +132,14 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     koa.state.body = body;
     (koa.state.apiRequest as Request).body = body;
   };
+
+  /** Each operation's x-required-scope, read once: a contract with an operation lacking a valid one does not start. */
+  const requiredScopes = new Map<string, RequiredScope>();
+  for (const operation of api.getOperations()) {
+    const scope = parseRequiredScope((operation as Operation & { 'x-required-scope'?: unknown })['x-required-scope']);
+    if (scope === undefined) throw new Error(`${operation.operationId} declares no valid x-required-scope (npm run check:scopes)`);
+    requiredScopes.set(operation.operationId!, scope);
+  }
 
   const validateRequest = requestValidation(api);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));

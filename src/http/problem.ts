@@ -54,6 +54,8 @@ export function statusOfKind(kind: ErrorKind): number {
 
 /** Titles more precise than their kind's, for codes a caller meets often. */
 const TITLE_OF_CODE: Record<string, string> = {
+  scope_missing: 'The API key lacks the needed scope',
+  scope_escalation: 'A key cannot grant more than its creator holds',
   bank_partner_unavailable: 'The bank partner is unavailable',
   verification_attempts_exceeded: 'Too many failed verifications',
   storage_unavailable: 'Storage unavailable',

@@ -21,7 +21,7 @@ const REFERENCE_PAGE = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1">
   </head>
   <body>
-    <redoc spec-url="/openapi.json"></redoc>
+    <redoc spec-url="/openapi.json" show-extensions="x-required-role,x-required-scope"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
 </html>

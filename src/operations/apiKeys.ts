@@ -10,13 +10,13 @@ export const apiKeyOperations = {
   },
 
   createApiKey: async ({ body }, ctx) => {
-    const created = await createApiKey(ctx, ctx.principal.accountId, body);
+    const created = await createApiKey(ctx, ctx.principal.accountId, body, ctx.principal);
     ctx.log.info({ keyId: created.record.keyId, role: created.record.role }, 'API key created');
     return { status: 201, body: { ...toApiKey(created.record), apiKey: created.apiKey } };
   },
 
   revokeApiKey: async ({ path }, ctx) => {
-    const revoked = await revokeApiKey(ctx, ctx.principal.accountId, path.keyId);
+    const revoked = await revokeApiKey(ctx, ctx.principal.accountId, path.keyId, ctx.principal);
     ctx.log.info({ keyId: revoked.keyId }, 'API key revoked');
     return { status: 200, body: toApiKey(revoked) };
   },

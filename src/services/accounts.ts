@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { accountDetailIssues } from '../domain/accounts/accountDetails.ts';
 import { apiKeyHint, generateApiKey, hashApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { environmentId, isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
+import { escalationIssue, requestedKey, type KeyHolder, type KeyRequest } from '../domain/accounts/scopes.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findAccount, insertAccount, insertTestEnvironment, lockAccount, type AccountRecord } from '../store/accounts.ts';
@@ -19,7 +20,6 @@ import {
   insertApiKey,
   markApiKeyRevoked,
   type ApiKeyRecord,
-  type ApiKeyRole,
 } from '../store/apiKeys.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
@@ -41,13 +41,14 @@ export interface CreatedApiKey {
 }
 
 /** A key of the environment `accountId` names: its secret's prefix says the environment's mode. */
-async function addKey(tx: Tx, ctx: AppContext, accountId: string, role: ApiKeyRole, name: string): Promise<CreatedApiKey> {
+async function addKey(tx: Tx, ctx: AppContext, accountId: string, holder: KeyHolder, name: string): Promise<CreatedApiKey> {
   const apiKey = generateApiKey(isLivemode(accountId));
   const record: ApiKeyRecord = {
     keyId: newId('key'),
     accountId,
     name,
-    role,
+    role: holder.role,
+    scopes: holder.scopes,
     hint: apiKeyHint(apiKey),
     createdAt: ctx.clock.now().toISOString(),
     lastUsedAt: null,
@@ -85,8 +86,8 @@ export async function openAccount(
   };
   await insertAccount(tx, account);
   await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
-  const firstKey = await addKey(tx, ctx, account.accountId, 'admin', 'First admin key');
-  const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), 'admin', 'First test admin key');
+  const firstKey = await addKey(tx, ctx, account.accountId, ADMIN, 'First admin key');
+  const firstTestKey = await addKey(tx, ctx, testEnvironmentId(account.accountId), ADMIN, 'First test admin key');
   return { account, firstKey, firstTestKey };
 }
 
@@ -107,12 +108,25 @@ export async function createAccount(
   });
 }
 
-/** A key of the environment `accountId` (the caller's: a test key makes test keys). */
+/** What an admin key, an admin user and the operator hold: everything. */
+export const ADMIN: KeyHolder = Object.freeze({ role: 'admin', scopes: null });
+
+/**
+ * A key of the environment `accountId` (the caller's: a test key makes test keys), with a role or
+ * scopes. `creator` is who makes it (the calling key, the signed-in user, or ADMIN for the
+ * operator): a key never grants more than its creator holds (403 `scope_escalation`, see
+ * escalationIssue in src/domain/accounts/scopes.ts).
+ */
 export async function createApiKey(
   ctx: AppContext,
   accountId: string,
-  input: { role: ApiKeyRole; name: string },
+  input: KeyRequest & { name: string },
+  creator: KeyHolder,
 ): Promise<CreatedApiKey> {
+  const wanted = requestedKey(input);
+  if ('pointer' in wanted) throw fail.validation(`${wanted.pointer} ${wanted.message}`, [wanted]);
+  const escalation = escalationIssue(creator, wanted);
+  if (escalation) throw fail.denied('scope_escalation', escalation);
   return ctx.store.transaction(async (tx) => {
     // The account's row lock (PostgreSQL) makes key creations of one account take turns, so the cap holds.
     if (!(await lockAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
@@ -126,12 +140,12 @@ export async function createApiKey(
         { limit },
       );
     }
-    const created = await addKey(tx, ctx, accountId, input.role, input.name);
+    const created = await addKey(tx, ctx, accountId, wanted, input.name);
     await recordAudit(tx, ctx, {
       accountId,
       action: 'apiKey.created',
       target: { type: 'apiKey', id: created.record.keyId },
-      change: { before: null, after: { name: created.record.name, role: created.record.role, hint: created.record.hint } },
+      change: { before: null, after: { name: created.record.name, role: created.record.role, scopes: created.record.scopes, hint: created.record.hint } },
     });
     return created;
   });
@@ -140,15 +154,20 @@ export async function createApiKey(
 /**
  * Revokes a key. `accountId` scopes the look-up for API callers (another account's key is 404);
  * the operator's command line passes null. Revoking is idempotent. The last active admin key
- * cannot be revoked, so an account can always manage itself.
+ * cannot be revoked, so an account can always manage itself. `actor` (the calling key; admins and
+ * the operator pass ADMIN) may revoke only keys it could have created: a restricted key with
+ * `apiKeys:write` cannot revoke an admin or member key, nor one holding scopes it does not hold
+ * (403 `scope_escalation`), so a leaked narrow key cannot take an account's wider keys away.
  */
-export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string): Promise<ApiKeyRecord> {
+export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string, actor: KeyHolder): Promise<ApiKeyRecord> {
   const revoked = await ctx.store.transaction(async (tx) => {
     const found = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
     if (!found) throw fail.notFound(`No API key ${keyId} in this account.`);
     // Several instances: revocations of one account's keys take turns, and read the key again once it is their turn.
     await lockAccount(tx, found.accountId);
     const key = (await findApiKeyById(tx, keyId)) ?? found;
+    const escalation = escalationIssue(actor, key, 'revoke');
+    if (escalation) throw fail.denied('scope_escalation', escalation);
     if (key.revokedAt) return key;
     if (key.role === 'admin' && (await countActiveAdminKeys(tx, key.accountId)) <= 1) {
       throw fail.refused(

@@ -97,7 +97,7 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
         log.warn({ err, keyId: key.keyId }, 'could not record API key use');
       });
     }
-    return { kind: 'apiKey', accountId: key.accountId, livemode, keyId: key.keyId, role: key.role };
+    return { kind: 'apiKey', accountId: key.accountId, livemode, keyId: key.keyId, role: key.role, scopes: key.scopes };
   }
 
   return { authenticate, forget };

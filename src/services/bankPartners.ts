@@ -25,6 +25,7 @@ import {
   type BankPartnerRecord,
 } from '../store/bankPartners.ts';
 import type { Tx } from '../store/store.ts';
+import { bindBankTokenAtIssue } from './bankTokens.ts';
 
 /** What the operator sees of a partner: never the credential itself. */
 export interface PartnerView {
@@ -183,5 +184,8 @@ export async function issueSandboxToken(
   if (holder.length === 0 || holder.length > MAX_HOLDER_NAME_LENGTH) throw fail.refused('holder_invalid', `--holder must be 1 to ${MAX_HOLDER_NAME_LENGTH} characters`);
   if (!isWellFormedAccountNumber(input.accountNumber)) throw fail.refused('account_number_invalid', '--account-number must be 4 to 34 digits or letters');
   const keys = await bankKeys(ctx.config);
-  return mintSandboxToken(keys.sandboxToken, partner.partnerId, { holder, accountNumber: input.accountNumber }, ctx.clock.now(), ctx.config.bank.sandboxTokenTtlSeconds);
+  const minted = mintSandboxToken(keys.sandboxToken, partner.partnerId, { holder, accountNumber: input.accountNumber }, ctx.clock.now(), ctx.config.bank.sandboxTokenTtlSeconds);
+  // Issued now: the token reaches what the partner serves now, never more (src/services/bankTokens.ts).
+  await bindBankTokenAtIssue(ctx, partner, minted.token, minted.expiresAt);
+  return minted;
 }

@@ -5,7 +5,9 @@
  * Scope of a bank token: it is tied to a partner, not to an account. The application is found by
  * its id across accounts; a partner serves every account unless the operator restricted it, and a
  * restricted partner's token gets 404 for applications of accounts it does not serve (exactly as
- * for an id that does not exist, so nothing is revealed). Test mode splits the same way: a token
+ * for an id that does not exist, so nothing is revealed). A token is also bound to the accounts
+ * its partner served when it was issued (src/services/bankTokens.ts): an account the partner
+ * came to serve later is 404 for it too. Test mode splits the same way: a token
  * of the test-mode sandbox bank reaches only the test environment it was issued to, and every
  * other token only live applications; anything else is 404 too.
  *
@@ -21,17 +23,19 @@ import type { BankTokenPrincipal } from '../contract/principals.ts';
 import { connectorFor } from '../banks/connectors.ts';
 import { BankPartnerBadResponse, BankPartnerUnavailable, BankTokenRejected } from '../banks/connector.ts';
 import { bankKeys } from '../banks/secrets.ts';
+import { bankTokenBinding } from './bankTokens.ts';
 import { parseBankToken } from '../banks/tokenFormat.ts';
 import { looksLikeApiKey } from '../domain/accounts/apiKeyFormat.ts';
 import { accountMask, accountNumberDigest, accountNumbersMatch } from '../domain/banks/accountNumber.ts';
 import { NAME_MATCH_THRESHOLD, scoreNameMatch } from '../domain/banks/nameMatch.ts';
 import { attemptDecision, FAILED_ATTEMPT_WINDOW_MS, MAX_FAILED_ATTEMPTS, verdict } from '../domain/banks/verification.ts';
 import { WindowCounter } from '../domain/limits/windowCounter.ts';
-import { isLivemode } from '../domain/accounts/environments.ts';
+import { isLivemode, liveAccountId } from '../domain/accounts/environments.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
 import { findBankPartner, partnerServesAccount } from '../store/bankPartners.ts';
+import { bindingReachesAccount } from '../store/bankTokens.ts';
 import {
   applicationOwner,
   failedVerificationTimes,
@@ -126,7 +130,8 @@ export function bankTokenAuthenticator(ctx: AppContext): (token: string | null) 
     try {
       const grant = await callPartner(ctx, partner.partnerId, () => connector.authenticate(parsed.partnerToken));
       place?.release();
-      return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant };
+      const binding = await bankTokenBinding(ctx, partner, token, grant.expiresAt);
+      return { kind: 'bankToken', partner, partnerToken: parsed.partnerToken, grant, binding };
     } catch (err) {
       if (err instanceof BankTokenRejected) throw fail.unauthenticated(err.message);
       place?.release();
@@ -165,6 +170,8 @@ export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPri
   const application = await store.read(async (db) => {
     const owner = await applicationOwner(db, request.mortgageId);
     if (!owner || !tokenReaches(principal, owner) || !(await partnerServesAccount(db, partner, owner))) return undefined;
+    // Bound at issue: an account the partner came to serve after the token was issued is not the token's.
+    if (!(await bindingReachesAccount(db, principal.binding, liveAccountId(owner)))) return undefined;
     const found = await findApplication(db, owner, request.mortgageId);
     if (!found) return undefined;
     return { record: found };

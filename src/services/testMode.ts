@@ -14,6 +14,7 @@ import { fail } from '../errors.ts';
 import { findBankPartner } from '../store/bankPartners.ts';
 import { documentContent } from '../store/documentContent.ts';
 import { deleteEnvironmentData } from '../store/environmentData.ts';
+import { bindBankTokenAtIssue } from './bankTokens.ts';
 
 export type TestBankToken = components['schemas']['TestBankToken'];
 export type TestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -44,6 +45,7 @@ export async function issueTestBankToken(
     ctx.config.bank.sandboxTokenTtlSeconds,
     accountId,
   );
+  await bindBankTokenAtIssue(ctx, partner, token, expiresAt);
   const mask = accountMask(input.accountNumber);
   // The token is a secret and the account number is never kept whole: the entry holds the mask.
   await recordAuditNow(ctx, { accountId, action: 'bankToken.issued', target: { type: 'bankToken', id: null }, change: { before: null, after: { accountMask: mask, expiresAt } } });

@@ -1,5 +1,6 @@
 /** API key records. The secret itself is never stored: only its SHA-256 hash. */
 import type { components } from '../../generated/api.d.ts';
+import { normaliseScopes, type ApiKeyScopes } from '../domain/accounts/scopes.ts';
 import { notifyOnCommit, type SqlExecutor } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 
@@ -10,6 +11,8 @@ export interface ApiKeyRecord {
   accountId: string;
   name: string;
   role: ApiKeyRole;
+  /** A restricted key's scopes (role `restricted`); null for an admin or member key. */
+  scopes: ApiKeyScopes | null;
   hint: string;
   createdAt: string;
   lastUsedAt: string | null;
@@ -21,19 +24,22 @@ interface ApiKeyRow {
   account_id: string;
   name: string;
   role: ApiKeyRole;
+  /** JSON text on sql.js; JSONB (read back as text or an object, by driver) on PostgreSQL. */
+  scopes: string | ApiKeyScopes | null;
   hint: string;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
 }
 
-const COLUMNS = 'id, account_id, name, role, hint, created_at, last_used_at, revoked_at';
+const COLUMNS = 'id, account_id, name, role, scopes, hint, created_at, last_used_at, revoked_at';
 
 const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
   keyId: row.id,
   accountId: row.account_id,
   name: row.name,
   role: row.role,
+  scopes: row.scopes === null ? null : normaliseScopes(typeof row.scopes === 'string' ? (JSON.parse(row.scopes) as ApiKeyScopes) : row.scopes),
   hint: row.hint,
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
@@ -42,9 +48,9 @@ const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
 
 export async function insertApiKey(tx: SqlExecutor, key: ApiKeyRecord, secretHash: string): Promise<void> {
   await tx.run(
-    `INSERT INTO api_keys (id, account_id, name, role, secret_hash, hint, created_at, last_used_at, revoked_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-    [key.keyId, key.accountId, key.name, key.role, secretHash, key.hint, key.createdAt],
+    `INSERT INTO api_keys (id, account_id, name, role, scopes, secret_hash, hint, created_at, last_used_at, revoked_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+    [key.keyId, key.accountId, key.name, key.role, key.scopes === null ? null : JSON.stringify(key.scopes), secretHash, key.hint, key.createdAt],
   );
 }
 

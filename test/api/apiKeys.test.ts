@@ -157,3 +157,94 @@ describe('listApiKeys', () => {
     await eventually(async () => (await lastUsedAt(keyId)) === t1);
   });
 });
+
+describe('restricted keys (scopes instead of a role)', () => {
+  const activeKeys = async () => (await account.client.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.filter((k) => !k.revokedAt).length;
+
+  it('an admin creates a key with scopes: role restricted, the scopes shown at creation and in the list; role keys show scopes null', async () => {
+    const { data, response } = await account.client.POST('/v1/api-keys', { body: { name: 'CRM sync', scopes: { applications: 'read', events: 'read', quotes: 'none' } } });
+    expect(response.status).toBe(201);
+    expect(data).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+    expect(Object.keys(data!.scopes!)).toEqual(['applications', 'events']);
+    const list = await account.client.GET('/v1/api-keys', { params: { query: { limit: 100 } } });
+    expect(list.data!.data.find((k) => k.keyId === data!.keyId)).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+    expect(list.data!.data.find((k) => k.name === 'First admin key')).toMatchObject({ role: 'admin', scopes: null });
+    // It reads applications and events, and nothing else.
+    const crm = app.clientFor(data!.apiKey);
+    expect((await crm.GET('/v1/applications')).response.status).toBe(200);
+    expect((await crm.GET('/v1/events')).response.status).toBe(200);
+    const quote = await crm.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    expect(quote.response.status).toBe(403);
+    expect(quote.error).toMatchObject({ code: 'scope_missing', requiredScope: 'quotes:write' });
+  });
+
+  it('a restricted key with apiKeys:write creates keys only within its own scopes, never a role key (403 scope_escalation)', async () => {
+    const creator = await account.client.POST('/v1/api-keys', { body: { name: 'Key maker', scopes: { apiKeys: 'write', applications: 'write', events: 'read' } } });
+    const maker = app.clientFor(creator.data!.apiKey);
+    const within = await maker.POST('/v1/api-keys', { body: { name: 'Narrower', scopes: { applications: 'read', events: 'read' } } });
+    expect(within.response.status).toBe(201);
+    expect(within.data).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+
+    const before = await activeKeys();
+    const refused: Array<[string, Record<string, unknown>]> = [
+      ['another family', { name: 'More', scopes: { quotes: 'read' } }],
+      ['a higher level', { name: 'More', scopes: { events: 'write' } }],
+      ['an admin key', { name: 'Admin', role: 'admin' }],
+      ['a member key', { name: 'Member', role: 'member' }],
+    ];
+    for (const [what, body] of refused) {
+      const { error, response } = await maker.POST('/v1/api-keys', { body: body as never });
+      expect(response.status, what).toBe(403);
+      expect(error, what).toMatchObject({ code: 'scope_escalation' });
+    }
+    expect(await activeKeys()).toBe(before);
+  });
+
+  it('a restricted key with apiKeys:write revokes only restricted keys within its scopes (403 scope_escalation for the others)', async () => {
+    const maker = app.clientFor((await account.client.POST('/v1/api-keys', { body: { name: 'Revoker', scopes: { apiKeys: 'write', events: 'read' } } })).data!.apiKey);
+    const narrow = (await account.client.POST('/v1/api-keys', { body: { name: 'Narrow', scopes: { events: 'read' } } })).data!;
+    const wide = (await account.client.POST('/v1/api-keys', { body: { name: 'Wide', scopes: { quotes: 'write' } } })).data!;
+    const adminKey = (await account.client.POST('/v1/api-keys', { body: { name: 'Another admin', role: 'admin' } })).data!;
+    for (const keyId of [wide.keyId, adminKey.keyId]) {
+      const { error, response } = await maker.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId } } });
+      expect(response.status).toBe(403);
+      expect(error).toMatchObject({ code: 'scope_escalation' });
+      expect((await app.clientFor(keyId === wide.keyId ? wide.apiKey : adminKey.apiKey).GET('/v1/account')).response.status).toBe(200);
+    }
+    const revoked = await maker.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: narrow.keyId } } });
+    expect(revoked.response.status).toBe(200);
+    expect((await app.clientFor(narrow.apiKey).GET('/v1/account')).response.status).toBe(401);
+  });
+
+  it('a restricted key without apiKeys:write may not create keys, even narrower ones (403 scope_missing)', async () => {
+    const reader = await account.client.POST('/v1/api-keys', { body: { name: 'Reader', scopes: { apiKeys: 'read', applications: 'read' } } });
+    const client = app.clientFor(reader.data!.apiKey);
+    expect((await client.GET('/v1/api-keys')).response.status).toBe(200);
+    const { error, response } = await client.POST('/v1/api-keys', { body: { name: 'Narrower', scopes: { applications: 'read' } } });
+    expect(response.status).toBe(403);
+    expect(error).toMatchObject({ code: 'scope_missing', requiredScope: 'apiKeys:write' });
+  });
+
+  it('a member key may not create a restricted key either (403 forbidden: creating keys needs an admin)', async () => {
+    const { error, response } = await account.member.POST('/v1/api-keys', { body: { name: 'Sneaky', scopes: { applications: 'read' } } });
+    expect(response.status).toBe(403);
+    expect(error).toMatchObject({ code: 'forbidden' });
+  });
+
+  it('a request with both a role and scopes, neither, role restricted without scopes, or an unknown family → 400, nothing created', async () => {
+    const before = await activeKeys();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ name: 'Both', role: 'admin', scopes: { applications: 'read' } }, '/role'],
+      [{ name: 'Neither' }, '/role'],
+      [{ name: 'No scopes', role: 'restricted' }, '/scopes'],
+      [{ name: 'Unknown family', scopes: { mortgages: 'read' } }, '/scopes/mortgages'],
+      [{ name: 'Unknown level', scopes: { applications: 'admin' } }, '/scopes/applications'],
+    ];
+    for (const [body, pointer] of cases) {
+      const { error, response } = await account.client.POST('/v1/api-keys', { body: body as never });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(error!.errors!.map((e) => e.pointer), JSON.stringify(body)).toContain(pointer);
+    }
+    expect(await activeKeys()).toBe(before);
+  });
+});

@@ -122,12 +122,26 @@ describe('while the server runs on the same DATA_DIR', () => {
     expect(names).toContainEqual(expect.objectContaining({ name: 'Ops laptop', revokedAt: expect.any(String) }));
   });
 
+  it('key create --scopes gives a restricted key that may do only what its scopes grant', async () => {
+    const account = onlyJsonObject(await runAdmin(['account', 'create', '--name', 'Scoped Keys', '--email', 'scopes@live.test', '--json'], { dataDir }));
+    const key = onlyJsonObject(await runAdmin(['key', 'create', '--account', String(account.accountId), '--scopes', 'applications:read,events:read', '--name', 'CRM sync', '--json'], { dataDir }));
+    const call = (path: string, init: RequestInit = {}) => fetch(`${service.baseUrl}${path}`, { ...init, headers: { Authorization: `Bearer ${String(key.apiKey)}`, 'Content-Type': 'application/json' } });
+    expect((await call('/v1/applications')).status).toBe(200);
+    const quote = await call('/v1/quotes', { method: 'POST', body: JSON.stringify({ amount: 350000, term: 30 }) });
+    expect(quote.status).toBe(403);
+    expect(await quote.json()).toMatchObject({ code: 'scope_missing', requiredScope: 'quotes:write' });
+
+    const bad = await runAdmin(['key', 'create', '--account', String(account.accountId), '--scopes', 'mortgages:read', '--json'], { dataDir });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/^error: --scopes: "mortgages:read" is not <family>:<read\|write>/);
+  });
+
 });
 
 describe('errors exit non-zero with a clear message on stderr', () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['an unknown account', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'member', '--json'], /^error: No account acc-01jdz8k3n4q2v6x9b7c5t1r0aa\.\n$/],
-    ['a bad role', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'owner', '--json'], /^error: --role must be admin or member, got "owner"\n$/],
+    ['a bad role', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'owner', '--json'], /^error: --role must be admin, member or restricted, got "owner"\n$/],
     ['a missing flag', ['key', 'create', '--role', 'member', '--json'], /^error: key create needs --account /],
     ['an unknown key', ['key', 'revoke', '--key', 'key-01jdz8k3n4q2v6x9b7c5t1r0aa', '--json'], /^error: No API key key-01jdz8k3n4q2v6x9b7c5t1r0aa/],
     ['an invalid email', ['account', 'create', '--name', 'X', '--email', 'not-an-email', '--json'], /^error: --email "not-an-email" is not an email address\n$/],

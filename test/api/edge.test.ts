@@ -102,7 +102,7 @@ describe('request bodies', () => {
     const problem = (await response.json()) as { code: string; errors: Array<{ pointer: string; message: string }> };
     expect(problem.code).toBe('validation_failed');
     const byPointer = Object.fromEntries(problem.errors.map((e) => [e.pointer, e.message]));
-    expect(byPointer['/role']).toBe('must be one of: "admin", "member"');
+    expect(byPointer['/role']).toBe('must be one of: "admin", "member", "restricted"');
     expect(byPointer['/name']).toBe('is required');
     expect(byPointer['/colour']).toBe('is not a known field');
   });

@@ -21,6 +21,8 @@ describe('the reference', () => {
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await response.text();
     expect(html).toMatch(/<redoc[^>]+spec-url="\/openapi\.json"/);
+    // Each operation shows the role and the scope it needs (restricted keys: docs/partners/restricted-keys.md).
+    expect(html).toContain(`show-extensions="x-required-role,x-required-scope"`);
     const script = /<script src="([^"]+)"><\/script>/.exec(html)?.[1];
     expect(script).toBe('/docs/redoc.standalone.js');
     expect(html).not.toMatch(/https?:\/\//); // nothing from a CDN: the reference works offline

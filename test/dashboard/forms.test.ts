@@ -82,7 +82,7 @@ describe('decodeForm', () => {
   it('the contract check gives the API 400 pointers and words', () => {
     expect(contractIssues('createApiKey', { role: 'owner' })).toEqual([
       { pointer: '/name', message: 'is required' },
-      { pointer: '/role', message: 'must be one of: "admin", "member"' },
+      { pointer: '/role', message: 'must be one of: "admin", "member", "restricted"' },
     ]);
   });
 });

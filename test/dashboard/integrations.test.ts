@@ -193,6 +193,40 @@ describe('an API key', () => {
   });
 });
 
+describe('a restricted API key', () => {
+  it('is created with none/read/write per resource family, shown with its scopes in the list, and may do only that', async () => {
+    const families = ['quotes', 'applications', 'documents', 'bankVerifications', 'webhooks', 'events', 'exports', 'pricing', 'underwriting', 'apiKeys', 'audit', 'rateLocks', 'requestLogs', 'testMode'];
+    const page = await admin.get('/dashboard/api-keys');
+    for (const family of families) expect(page.body, family).toContain(`name="/scopes/${family}"`);
+    // As a browser sends the form: a level for every family, most of them none.
+    const fields: Record<string, string> = { '/name': 'CRM sync', '/role': 'restricted' };
+    for (const family of families) fields[`/scopes/${family}`] = family === 'applications' || family === 'events' ? 'read' : 'none';
+    const created = await admin.post('/dashboard/api-keys', fields, { csrfFrom: page.body });
+    expect(created.status).toBe(200);
+    expect(created.body).toContain('restricted: applications:read, events:read');
+    const key = shown(created, 'api-key-secret');
+
+    const listed = (await api.GET('/v1/api-keys')).data!.data.find((k) => k.name === 'CRM sync')!;
+    expect(listed).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+    expect((await admin.get('/dashboard/api-keys')).body).toMatch(/CRM sync<\/td>\s*<td>restricted<\/td>\s*<td>applications:read, events:read<\/td>/);
+    expect((await max.get('/dashboard/api-keys')).body).toContain('applications:read, events:read');
+
+    const crm = apiClient(app.baseUrl, key);
+    expect((await crm.GET('/v1/applications')).response.status).toBe(200);
+    expect((await crm.GET('/v1/events')).response.status).toBe(200);
+    const quote = await crm.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    expect(quote.response.status).toBe(403);
+    expect(quote.error).toMatchObject({ code: 'scope_missing', requiredScope: 'quotes:write' });
+  });
+
+  it('an admin or member key made with the form ignores the scope choices (a key has a role or scopes)', async () => {
+    const page = await admin.get('/dashboard/api-keys');
+    const created = await admin.post('/dashboard/api-keys', { '/name': 'Plain member', '/role': 'member', '/scopes/quotes': 'write' }, { csrfFrom: page.body });
+    expect(created.status).toBe(200);
+    expect((await api.GET('/v1/api-keys')).data!.data.find((k) => k.name === 'Plain member')).toMatchObject({ role: 'member', scopes: null });
+  });
+});
+
 describe('an application', () => {
   it('shows its documents for download, byte for byte, and its bank verification by mask only', async () => {
     // In test mode, where a bank token is self-served.

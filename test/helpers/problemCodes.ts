@@ -14,6 +14,7 @@ const FAIL_STATUS: Record<string, number> = {
   invalid: 400,
   unauthenticated: 401,
   forbidden: 403,
+  denied: 403,
   notFound: 404,
   conflict: 409,
   unsupportedMediaType: 415,

@@ -15,7 +15,7 @@ import { buildApp } from '../../src/app.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
+import { ADMIN, createAccount, createApiKey, revokeApiKey } from '../../src/services/accounts.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createContext } from '../../src/createContext.ts';
 import type { Resolver } from '../../src/net/resolve.ts';
@@ -138,7 +138,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     clientFor,
     async newAccount(name = 'Harbor Lending') {
       const { account, firstKey, firstTestKey } = await createAccount(ctx, { name, email: 'ops@harborlending.test' });
-      const member = await createApiKey(ctx, account.accountId, { role: 'member', name: 'Member key' });
+      const member = await createApiKey(ctx, account.accountId, { role: 'member', name: 'Member key' }, ADMIN);
       return {
         accountId: account.accountId,
         apiKey: firstKey.apiKey,
@@ -150,8 +150,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       };
     },
     async revokedKey(accountId) {
-      const key = await createApiKey(ctx, accountId, { role: 'admin', name: 'Soon revoked' });
-      await revokeApiKey(ctx, accountId, key.record.keyId);
+      const key = await createApiKey(ctx, accountId, { role: 'admin', name: 'Soon revoked' }, ADMIN);
+      await revokeApiKey(ctx, accountId, key.record.keyId, ADMIN);
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),

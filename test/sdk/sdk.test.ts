@@ -325,3 +325,21 @@ describe('webhook verification', () => {
     expect(verifyWebhook(secret, new TextEncoder().encode(body), headers)).toEqual(JSON.parse(body));
   });
 });
+
+describe('a restricted key (docs/partners/restricted-keys.md)', () => {
+  it('an email/CRM sync key reads applications and the events feed, and gets scope_missing for anything else', async () => {
+    const { data: key } = await client.api.POST('/v1/api-keys', { body: { name: 'CRM sync', scopes: { applications: 'read', events: 'read' } } });
+    expect(key).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+    const sync = createMortgageClient({ baseUrl: app.baseUrl, apiKey: key!.apiKey });
+    const { data: applications } = await sync.api.GET('/v1/applications');
+    expect(Array.isArray(applications!.data)).toBe(true);
+    const { data: events } = await sync.api.GET('/v1/events', { params: { query: { limit: 50 } } });
+    expect(Array.isArray(events!.data)).toBe(true);
+    const refused = await sync.api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(isProblemError(refused, 'scope_missing')).toBe(true);
+    expect((refused as ProblemError).problem?.requiredScope).toBe('quotes:write');
+  });
+});

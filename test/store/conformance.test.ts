@@ -147,7 +147,7 @@ describe(`store conformance (${testEngine()})`, () => {
       const ids = [newId('key', 1), newId('key', 2), newId('key', 3)];
       await store.transaction(async (tx) => {
         for (const [i, keyId] of ids.entries()) {
-          await insertApiKey(tx, { keyId, accountId, name: `k${i}`, role: i === 0 ? 'member' : 'admin', hint: 'mos_…abcd', createdAt: at(i), lastUsedAt: null, revokedAt: null }, `hash-${keyId}`);
+          await insertApiKey(tx, { keyId, accountId, name: `k${i}`, role: i === 0 ? 'member' : 'admin', scopes: null, hint: 'mos_…abcd', createdAt: at(i), lastUsedAt: null, revokedAt: null }, `hash-${keyId}`);
         }
       });
       expect(await store.read((db) => findApiKeyByHash(db, `hash-${ids[1]}`))).toMatchObject({ keyId: ids[1], role: 'admin', createdAt: at(1), revokedAt: null });

@@ -21,6 +21,8 @@ export const PROBLEM_CODES = {
   malformed_multipart: 400,
   unauthorized: 401,
   forbidden: 403,
+  scope_missing: 403,
+  scope_escalation: 403,
   not_found: 404,
   method_not_allowed: 405,
   invalid_transition: 409,

@@ -1,7 +1,12 @@
-/** API keys: the list (role, hint, created and last-used times), create with the secret shown once, revoke with confirmation. */
+/**
+ * API keys: the list (role or scopes, hint, created and last-used times), create (an admin or member
+ * key, or a restricted one with none/read/write per resource family) with the secret shown once,
+ * revoke with confirmation.
+ */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
+import { SCOPE_FAMILIES, type KeyRequest } from '../../domain/accounts/scopes.ts';
 import { isId } from '../../ids.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../../services/accounts.ts';
 import { decodeForm } from '../forms.ts';
@@ -20,7 +25,18 @@ async function keysPage(koa: Context, ctx: AppContext, extra: Record<string, unk
   render(
     koa,
     'api-keys',
-    { title: 'API keys', nav: 'api-keys', keys: page.items, nextAfter: page.lastId, values: { '/role': 'member' }, errors: {}, message: null, done: DONE[String(koa.query.done)] ?? null, ...extra },
+    {
+      title: 'API keys',
+      nav: 'api-keys',
+      keys: page.items,
+      nextAfter: page.lastId,
+      families: SCOPE_FAMILIES,
+      values: { '/role': 'member' },
+      errors: {},
+      message: null,
+      done: DONE[String(koa.query.done)] ?? null,
+      ...extra,
+    },
     status,
   );
 }
@@ -32,9 +48,12 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
     const session = requireRoleFor(koa, 'createApiKey');
     const form = formOf(koa);
     try {
-      const { body } = decodeForm<{ name: string; role: 'admin' | 'member' }>(form, requestSchema('createApiKey'));
+      const { body } = decodeForm<KeyRequest & { name: string }>(form, requestSchema('createApiKey'));
+      // The form always sends a level per family; they mean something only for a restricted key.
+      if (body.role !== 'restricted') delete body.scopes;
       checkContract('createApiKey', body);
-      const created = await createApiKey(actingAs(ctx, koa, session), accountOf(session), body);
+      // The signed-in user creates the key: an admin (requireRoleFor), who holds every scope.
+      const created = await createApiKey(actingAs(ctx, koa, session), accountOf(session), body, { role: session.user.role, scopes: null });
       ctx.log.info({ keyId: created.record.keyId, role: created.record.role, userId: session.user.userId }, 'API key created in the dashboard');
       render(koa, 'api-key-created', { title: 'API key created', nav: 'api-keys', key: created.record, secret: created.apiKey, baseUrl: ctx.config.publicBaseUrl });
     } catch (err) {
@@ -52,7 +71,7 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
 
   router.post('/api-keys/:keyId/revoke', async (koa) => {
     const session = requireRoleFor(koa, 'revokeApiKey');
-    const revoked = await revokeApiKey(actingAs(ctx, koa, session), accountOf(session), koa.params.keyId!);
+    const revoked = await revokeApiKey(actingAs(ctx, koa, session), accountOf(session), koa.params.keyId!, { role: session.user.role, scopes: null });
     ctx.log.info({ keyId: revoked.keyId, userId: session.user.userId }, 'API key revoked in the dashboard');
     redirect(koa, '/dashboard/api-keys?done=revoked');
   });

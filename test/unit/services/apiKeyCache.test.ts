@@ -28,7 +28,7 @@ function fakeStore(records: Map<string, ApiKeyRecord>) {
       const db = {
         get: async (_sql: string, params: string[]) => {
           const record = records.get(params[0]!);
-          return record && { id: record.keyId, account_id: record.accountId, name: record.name, role: record.role, hint: record.hint, created_at: record.createdAt, last_used_at: new Date().toISOString(), revoked_at: record.revokedAt };
+          return record && { id: record.keyId, account_id: record.accountId, name: record.name, role: record.role, scopes: record.scopes === null ? null : JSON.stringify(record.scopes), hint: record.hint, created_at: record.createdAt, last_used_at: new Date().toISOString(), revoked_at: record.revokedAt };
         },
       };
       const result = await fn(db);
@@ -42,7 +42,7 @@ function fakeStore(records: Map<string, ApiKeyRecord>) {
 
 function setUp() {
   const token = generateApiKey(true);
-  const record: ApiKeyRecord = { keyId: 'key_1', accountId: 'acc_1', name: 'k', role: 'member', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
+  const record: ApiKeyRecord = { keyId: 'key_1', accountId: 'acc_1', name: 'k', role: 'member', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
   const records = new Map([[hashApiKey(token), record]]);
   const store = fakeStore(records);
   const ctx = { store, clock: { now: () => new Date() }, log: { warn: () => {} } } as unknown as AppContext;
@@ -89,7 +89,7 @@ describe('apiKeyAuthenticator', () => {
 describe('apiKeyAuthenticator: what it answers', () => {
   it('a valid key: its account, mode, id and role; a malformed one is refused without a read; unknown, revoked and wrong-mode keys each with their reason', async () => {
     const { token, store, auth } = setUp();
-    expect(await auth.authenticate(token)).toEqual({ kind: 'apiKey', accountId: 'acc_1', livemode: true, keyId: 'key_1', role: 'member' });
+    expect(await auth.authenticate(token)).toEqual({ kind: 'apiKey', accountId: 'acc_1', livemode: true, keyId: 'key_1', role: 'member', scopes: null });
     const malformed = auth.authenticate(`${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`); // its checksum broken
     await expect(malformed).rejects.toMatchObject({ kind: 'unauthenticated', detail: 'This operation needs an API key (mos_live_… or mos_test_…); the bearer token is not one.' });
     expect(store.reads()).toBe(1);
@@ -108,12 +108,12 @@ describe('apiKeyAuthenticator: what it answers', () => {
   it("records a key's use at most once a minute, off the request's path: a failed record is logged, not the request's failure", async () => {
     let now = Date.parse('2026-11-21T18:00:00.000Z');
     const token = generateApiKey(false);
-    const record: ApiKeyRecord = { keyId: 'key_t', accountId: 'acc_2.test', name: 'k', role: 'admin', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
+    const record: ApiKeyRecord = { keyId: 'key_t', accountId: 'acc_2.test', name: 'k', role: 'admin', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null };
     const touches: string[] = [];
     const warnings: string[] = [];
     const store = {
       read: async <T>(fn: (db: unknown) => Promise<T>) =>
-        fn({ get: async () => ({ id: record.keyId, account_id: record.accountId, name: 'k', role: record.role, hint: 'h', created_at: record.createdAt, last_used_at: null, revoked_at: null }) }),
+        fn({ get: async () => ({ id: record.keyId, account_id: record.accountId, name: 'k', role: record.role, scopes: null, hint: 'h', created_at: record.createdAt, last_used_at: null, revoked_at: null }) }),
       transaction: async (fn: (tx: unknown) => Promise<unknown>) => {
         touches.push(new Date(now).toISOString());
         if (touches.length === 2) throw new Error('disk full');
@@ -161,7 +161,7 @@ describe('apiKeyAuthenticator: what it answers', () => {
     const records = new Map<string, ApiKeyRecord>();
     const tokens = Array.from({ length: 10_001 }, (_, i) => {
       const token = generateApiKey(true);
-      records.set(hashApiKey(token), { keyId: `key_${i}`, accountId: 'acc_1', name: 'k', role: 'member', hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null });
+      records.set(hashApiKey(token), { keyId: `key_${i}`, accountId: 'acc_1', name: 'k', role: 'member', scopes: null, hint: 'h', createdAt: '2026-01-01T00:00:00.000Z', lastUsedAt: null, revokedAt: null });
       return token;
     });
     const store = fakeStore(records);

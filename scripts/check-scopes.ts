@@ -1,0 +1,42 @@
+/**
+ * Fails when an operation of the contract lacks a valid `x-required-scope` (`<family>:<read|write>`
+ * or `none`), when an operation that takes no API key asks for a scope, when one that needs a
+ * scope declares no 403 response, or when the ApiKeyScopes
+ * schema and the scope families of src/domain/accounts/scopes.ts disagree. Reads the bundle
+ * (generated/openapi.json, or the file named as the first argument), which check:generated holds
+ * to openapi/.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scopeDeclarationIssues, type DeclaredOperation } from '../src/domain/accounts/scopes.ts';
+
+type Json = Record<string, any>;
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const file = process.argv[2] ?? path.join(root, 'generated', 'openapi.json');
+const spec: Json = JSON.parse(readFileSync(file, 'utf8'));
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
+
+const operations: DeclaredOperation[] = [];
+for (const [pathTemplate, item] of Object.entries<Json>(spec.paths ?? {})) {
+  for (const method of METHODS) {
+    const operation: Json | undefined = item[method];
+    if (!operation) continue;
+    const security: Json[] = operation.security ?? spec.security ?? [];
+    operations.push({
+      where: `${method.toUpperCase()} ${pathTemplate} (${operation.operationId})`,
+      requiredScope: operation['x-required-scope'],
+      schemes: security.flatMap((requirement) => Object.keys(requirement)),
+      statuses: Object.keys(operation.responses ?? {}),
+    });
+  }
+}
+const families = Object.keys(spec.components?.schemas?.ApiKeyScopes?.properties ?? {});
+const issues = scopeDeclarationIssues(operations, families);
+if (issues.length > 0) {
+  console.error(`x-required-scope: ${issues.length} problem(s)\n${issues.map((issue) => `- ${issue}`).join('\n')}`);
+  process.exitCode = 1;
+} else {
+  console.log(`x-required-scope: all ${operations.length} operations declare a valid scope`);
+}
