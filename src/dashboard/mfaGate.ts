@@ -24,14 +24,14 @@ import { render } from './render.ts';
 /** The page that asks for the code after the password. */
 export const SECOND_FACTOR_PAGE = '/dashboard/sign-in/code';
 /** The page where a user sets up (enrols) a second factor. */
-export const SECURITY_PAGE = '/dashboard/security';
+const SECURITY_PAGE = '/dashboard/security';
 
 /**
  * Forms that ask for a fresh code: create or revoke an API key, rotate a webhook secret, change a
  * role, reset a user's second factor, change the account's requirement. (Deleting test data joins
  * this list when the dashboard offers it.)
  */
-export const SENSITIVE_FORMS = [
+const SENSITIVE_FORMS = [
   /^\/dashboard\/api-keys$/,
   /^\/dashboard\/api-keys\/[^/]+\/revoke$/,
   /^\/dashboard\/webhooks\/[^/]+\/rotate-secret$/,
@@ -41,7 +41,7 @@ export const SENSITIVE_FORMS = [
 ];
 
 /** The field of the step-up page that carries the code (not a JSON pointer: no page's body decoder reads it). */
-export const STEP_UP_FIELD = '_code';
+const STEP_UP_FIELD = '_code';
 
 const SIGN_OUT = '/dashboard/sign-out';
 const SIGN_IN = '/dashboard/sign-in';

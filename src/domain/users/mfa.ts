@@ -31,7 +31,7 @@ export function stepIsNew(step: number, lastStep: number | null): boolean {
  * one longer ago than this. Ten minutes: long enough for a few changes in a row, short enough
  * that a session left open on an unattended screen cannot make them.
  */
-export const STEP_UP_FRESH_MS = 10 * 60_000;
+const STEP_UP_FRESH_MS = 10 * 60_000;
 
 /** Whether a session whose factor was last checked at `verifiedAt` (ISO 8601, or null: never) is fresh at `now`. */
 export function verificationIsFresh(verifiedAt: string | null, now: number): boolean {
