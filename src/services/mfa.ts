@@ -43,7 +43,8 @@ import {
 } from '../store/mfa.ts';
 import { deleteUserSessions, markSecondFactorChecked } from '../store/sessions.ts';
 import type { SqlExecutor } from '../store/store.ts';
-import { findAccountUser, type UserRecord } from '../store/users.ts';
+import { findAccountUser, findUserByEmail, type UserRecord } from '../store/users.ts';
+import { normalizeEmail } from '../domain/accounts/accountDetails.ts';
 import { sessionIdHash, signInBuckets, takeInTurn, type ActiveSession, type SignInLimits } from './sessions.ts';
 import { requireAdmin } from './users.ts';
 
@@ -143,7 +144,8 @@ const recoveryCodeHash = (userId: string, normalized: string) => createHash('sha
 
 /**
  * Confirms the pending enrolment with a first code from the app: the secret becomes the user's
- * factor, the session counts as checked now, and ten recovery codes are returned (shown once).
+ * factor, the session counts as checked now, the user's other sessions end, and ten recovery codes
+ * are returned (shown once).
  */
 export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
   return countedCheck(limits, session, clientAddress, () =>
@@ -157,6 +159,8 @@ export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, se
       if (delta === null) throw fail.validation('The code is not correct; enter the 6-digit code your app shows for this account now.', [{ pointer: '/code', message: 'is not correct' }]);
       if (!(await confirmPendingSecret(tx, session.user.userId, totpStepAt(now.getTime()) + delta, now.toISOString()))) throw alreadyEnrolled();
       await markSecondFactorChecked(tx, sessionIdHash(session.sessionId), now.toISOString());
+      // The user's other sessions began on the password alone: they end, so none keeps going without the factor.
+      await deleteUserSessions(tx, session.user.userId, sessionIdHash(session.sessionId));
       return issueRecoveryCodes(tx, session.user.userId, now.toISOString());
     }),
   );
@@ -258,5 +262,19 @@ export async function resetUserMfa(ctx: AppContext, actor: UserRecord, userId: s
     await clearUserMfa(tx, userId);
     await deleteUserSessions(tx, userId);
     return user;
+  });
+}
+
+/**
+ * The operator's reset (`admin user reset-mfa --email`), for the account whose only admin has lost
+ * both the phone and the recovery codes: as an admin's reset, by email, for any user.
+ */
+export async function resetMfaByOperator(ctx: AppContext, email: string): Promise<UserRecord> {
+  return ctx.store.transaction(async (tx) => {
+    const found = await findUserByEmail(tx, normalizeEmail(email));
+    if (!found) throw fail.notFound(`No dashboard user has the email ${JSON.stringify(email)}.`);
+    await clearUserMfa(tx, found.user.userId);
+    await deleteUserSessions(tx, found.user.userId);
+    return found.user;
   });
 }

@@ -7,6 +7,7 @@
  */
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminCommandError, runAdminCommand } from '../../src/cli/commands.ts';
 import { startTestApp, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
 import { DashboardClient, signUpWith, type PageResponse } from './httpClient.ts';
@@ -296,6 +297,8 @@ describe('required MFA and admin reset', () => {
     expect(switched.headers.get('location')).toBe('/dashboard/security');
     const { secret: eveSecret } = await enrol(eve);
     expect((await eve.get('/dashboard')).status).toBe(200);
+    // Her other session began on the password alone: it ended when she enrolled.
+    expect((await member.get('/dashboard')).headers.get('location')).toBe('/dashboard/sign-in');
     // Required: she cannot turn it off.
     const off = await eve.submit('/dashboard/security', '/dashboard/security/disable', { '/code': codeFor(eveSecret) });
     expect(off.status).toBe(422);
@@ -308,7 +311,6 @@ describe('required MFA and admin reset', () => {
     expect((await admin.get('/dashboard/team')).body).not.toContain(`/dashboard/team/users/${adminId}/mfa-reset`);
     const own = await admin.submit('/dashboard/team', `/dashboard/team/users/${adminId}/mfa-reset`, {});
     expect(own.status).toBe(422);
-    // Eve enrolled through her second client in the test before; her first client is the member's.
     nextStep();
     const { client: eve } = await signInWithPassword('eve@dora.test');
     expect((await eve.get('/dashboard')).headers.get('location')).toBe('/dashboard/sign-in/code');
@@ -351,5 +353,15 @@ describe('self-service', () => {
     expect((await frank.get('/dashboard')).status).toBe(200);
     const plain = await signInWithPassword('frank@frank.test');
     expect(plain.answer.headers.get('location')).toBe('/dashboard');
+  });
+
+  it("the operator's `user reset-mfa --email` resets any user's (an account whose only admin lost phone and codes) and ends their sessions", async () => {
+    const { client: gus } = await signUpWith(app.baseUrl, { name: 'Gus Mortgages', email: 'gus@gus.test', password: PASSWORD });
+    await enrol(gus);
+    expect(await runAdminCommand(app.ctx, 'user reset-mfa', { email: ' GUS@gus.test ' })).toMatchObject({ email: 'gus@gus.test' });
+    expect((await gus.get('/dashboard')).headers.get('location')).toBe('/dashboard/sign-in');
+    nextMinute();
+    expect((await signInWithPassword('gus@gus.test')).answer.headers.get('location')).toBe('/dashboard');
+    await expect(runAdminCommand(app.ctx, 'user reset-mfa', { email: 'nobody@gus.test' })).rejects.toThrow(AdminCommandError);
   });
 });

@@ -60,7 +60,7 @@ describe.skipIf(!haveChromium)('two-step verification in Chromium', () => {
     const qr = page.locator('#mfa-qr');
     await qr.waitFor();
     // The QR code is an image the browser drew: the CSP let its data: SVG through.
-    expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await qr.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
     violations.push(...(await seriousA11yViolations(page, `${name}: set-up`)));
     await screenshot(page, 'security-set-up');
     const secret = (await page.locator('#mfa-secret').textContent())!.trim();
