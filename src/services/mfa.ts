@@ -13,7 +13,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import type { AppContext } from '../context.ts';
 import {
   formatRecoveryCode,
@@ -76,6 +75,8 @@ export interface Enrolment {
 
 async function enrolmentOf(secret: string, email: string): Promise<Enrolment> {
   const uri = totpFor(secret, email).toString();
+  // Loaded on first use: the admin command line, which imports this file, never draws one.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return { secret, uri, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
 }
