@@ -53,7 +53,7 @@ function sessionPolicy(ctx: AppContext): SessionPolicy {
 /**
  * A new session for `user`, with a new random id; `replacing` (the session the browser had, if any)
  * is ended. A user with a second factor gets a session at the 'second_factor' stage: it opens
- * nothing until the code is given (completeSecondFactor in services/mfa.ts).
+ * nothing until the code is given (checkSecondFactor in services/mfa.ts).
  */
 export async function startSession(ctx: AppContext, user: UserRecord, replacing?: string): Promise<ActiveSession> {
   const sessionId = randomBytes(32).toString('base64url');
