@@ -11,6 +11,7 @@ import { parseRequiredScope, SCOPE_FAMILIES, type ApiKeyScopes } from '../domain
 import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { CLI_ORIGIN, withOrigin } from '../services/audit.ts';
 import { auditCommands } from './auditCommands.ts';
+import { resetMfaByOperator } from '../services/mfa.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 import { secretsCommands } from './secretsCommands.ts';
@@ -98,6 +99,14 @@ export const adminCommands: Record<string, AdminCommand> = {
     async run(ctx, flags) {
       const revoked = await revokeApiKey(ctx, null, flags.key!, ADMIN);
       return { keyId: revoked.keyId, revokedAt: revoked.revokedAt };
+    },
+  },
+  'user reset-mfa': {
+    description: "Remove a dashboard user's two-step verification and recovery codes, and end their sessions (a lost phone with no admin left to reset it).",
+    flags: { email: { required: true, description: "the user's email" } },
+    async run(ctx, flags) {
+      const user = await resetMfaByOperator(ctx, flags.email!.trim());
+      return { userId: user.userId, accountId: user.accountId, email: user.email };
     },
   },
   ...bankPartnerCommands,

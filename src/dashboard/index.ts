@@ -13,6 +13,7 @@ import { signUpLimit } from '../services/users.ts';
 import { assetRoutes, isAssetPath } from './assets.ts';
 import { DashboardFormTooLarge, readForm } from './forms.ts';
 import { storeUnavailability } from '../http/storeUnavailability.ts';
+import { gateRestrictedSession, stepUpIfNeeded } from './mfaGate.ts';
 import { SignInRequired, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
@@ -22,6 +23,7 @@ import { environmentRoutes } from './pages/environment.ts';
 import { exportRoutes } from './pages/exports.ts';
 import { overviewRoutes } from './pages/overview.ts';
 import { quoteRoutes } from './pages/quotes.ts';
+import { securityRoutes } from './pages/security.ts';
 import { settingsRoutes } from './pages/settings.ts';
 import { teamRoutes } from './pages/team.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
@@ -33,7 +35,9 @@ export function dashboard(ctx: AppContext): Middleware {
   const router = new Router({ prefix: '/dashboard' });
   const names = () => cookieNames(ctx.config.publicBaseUrl);
   assetRoutes(router);
-  authRoutes(router, ctx, { limits: { ...signInLimits(ctx), signUps: signUpLimit(ctx) }, names });
+  const limits = signInLimits(ctx);
+  authRoutes(router, ctx, { limits: { ...limits, signUps: signUpLimit(ctx) }, names });
+  securityRoutes(router, ctx, limits);
   overviewRoutes(router, ctx);
   environmentRoutes(router, ctx);
   apiKeyRoutes(router, ctx);
@@ -67,6 +71,9 @@ export function dashboard(ctx: AppContext): Middleware {
         state.form = await readForm(koa);
         checkCsrfToken(state.form.get('_csrf'), anonymousForm ? (state.anonymousCsrf ?? undefined) : state.session?.csrfToken);
       }
+      // A session still owing its second factor reaches only the pages that take it; a sensitive
+      // form asks for a fresh code first (mfaGate.ts).
+      if (gateRestrictedSession(koa) || (await stepUpIfNeeded(koa, ctx, limits))) return;
       await routes(koa, async () => {});
       if (koa.status === 404 && koa.body === undefined) throw fail.notFound(`There is no dashboard page at ${koa.path}.`);
     } catch (err) {

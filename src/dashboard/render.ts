@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { Context } from 'koa';
+import { needsEnrolment } from '../services/mfa.ts';
 import type { DashboardState } from './state.ts';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
@@ -29,7 +30,7 @@ const fmt = {
   id: (name: string): string => `f${name.replace(/[^A-Za-z0-9_-]/g, '-')}`,
 };
 
-export type NavItem = 'overview' | 'applications' | 'quotes' | 'exports' | 'api-keys' | 'webhooks' | 'team' | 'settings' | 'audit' | 'none';
+export type NavItem = 'overview' | 'applications' | 'quotes' | 'exports' | 'api-keys' | 'webhooks' | 'team' | 'settings' | 'audit' | 'security' | 'none';
 
 /** Renders `view` as the response, with what every page's layout needs. */
 export function render(koa: Context, view: string, data: Record<string, unknown> & { title: string; nav?: NavItem }, status = 200): void {
@@ -45,6 +46,8 @@ export function render(koa: Context, view: string, data: Record<string, unknown>
     user: session?.user ?? null,
     isAdmin: session?.user.role === 'admin',
     environment: session?.environment ?? null,
+    // A session owing its second factor (the code, or an enrolment its account requires) is shown no sections.
+    restricted: session !== null && (session.stage === 'second_factor' || needsEnrolment(session)),
     csrfToken: session?.csrfToken ?? state.anonymousCsrf ?? '',
     // Where the environment switch comes back to: this section of the dashboard.
     currentPath: koa.path,

@@ -19,8 +19,11 @@ import {
   setSessionEnvironment,
   touchSession,
   type SessionEnvironment,
+  type SessionMfa,
   type SessionRecord,
+  type SessionStage,
 } from '../store/sessions.ts';
+import { userHasMfa } from '../store/mfa.ts';
 import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
 import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
 import { attemptLimiter, type AttemptLimiter, type CountedAttempt } from './rateLimits.ts';
@@ -35,6 +38,11 @@ export interface ActiveSession {
   expiresAt: string;
   /** The environment of the user's account the pages work in (live unless the user switched). */
   environment: SessionEnvironment;
+  /** 'second_factor' until the code after the password is given: the session can do nothing else. */
+  stage: SessionStage;
+  /** When this session last checked the user's second factor, or null (sensitive actions ask again when stale). */
+  secondFactorAt: string | null;
+  mfa: SessionMfa;
 }
 
 const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
@@ -45,29 +53,44 @@ function sessionPolicy(ctx: AppContext): SessionPolicy {
 
 /**
  * A new session for `user`, with a new random id; `replacing` (the session the browser had, if any)
- * is ended. `signedIn`: the user signed in with a password (recorded in the audit log; a session
- * started by sign-up or an accepted invitation is recorded as that).
+ * is ended. A user with a second factor gets a session at the 'second_factor' stage: it opens
+ * nothing until the code is given (checkSecondFactor in services/mfa.ts). `signedIn`: the user
+ * signed in with a password (recorded in the audit log once the session is fully signed in; a
+ * session started by sign-up or an accepted invitation is recorded as that).
  */
 export async function startSession(ctx: AppContext, user: UserRecord, replacing?: string, signedIn = false): Promise<ActiveSession> {
   const sessionId = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
-  const session: SessionRecord = {
+  const base = {
     idHash: idHash(sessionId),
     userId: user.userId,
     csrfToken: randomBytes(32).toString('base64url'),
     createdAt: now.toISOString(),
     lastSeenAt: now.toISOString(),
     expiresAt: absoluteExpiry(now.getTime(), sessionPolicy(ctx)),
-    environment: 'live',
+    environment: 'live' as const,
+    secondFactorAt: null,
   };
-  await ctx.store.transaction(async (tx) => {
+  const found = await ctx.store.transaction(async (tx) => {
     if (replacing) await deleteSession(tx, idHash(replacing));
+    const session: SessionRecord = { ...base, stage: (await userHasMfa(tx, user.userId)) ? 'second_factor' : 'signed_in' };
     await insertSession(tx, session);
-    if (signedIn) {
+    if (signedIn && session.stage === 'signed_in') {
       await recordAudit(tx, ctx, { accountId: user.accountId, action: 'user.signedIn', target: { type: 'user', id: user.userId }, actor: actorOf(user) });
     }
+    return findSession(tx, session.idHash);
   });
-  return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt, environment: session.environment };
+  return activeSession(sessionId, found!);
+}
+
+function activeSession(sessionId: string, found: NonNullable<Awaited<ReturnType<typeof findSession>>>): ActiveSession {
+  const { session, user, mfa } = found;
+  return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt, environment: session.environment, stage: session.stage, secondFactorAt: session.secondFactorAt, mfa };
+}
+
+/** The SHA-256 of a session id, as the store keys sessions. */
+export function sessionIdHash(sessionId: string): string {
+  return idHash(sessionId);
 }
 
 /** The live session a cookie's id names, or null (unknown, ended by time, or signed out). */
@@ -82,7 +105,7 @@ export async function resumeSession(ctx: AppContext, sessionId: string): Promise
     return null;
   }
   if (needsTouch(found.session, now.getTime())) await ctx.store.transaction((tx) => touchSession(tx, hash, now.toISOString()));
-  return { sessionId, csrfToken: found.session.csrfToken, user: found.user, expiresAt: found.session.expiresAt, environment: found.session.environment };
+  return activeSession(sessionId, found);
 }
 
 /** Switches the pages of a session to the account's live or test data. */
@@ -130,7 +153,7 @@ export function signInLimits(ctx: AppContext): SignInLimits {
  * Takes an attempt from each limiter in order, stopping at the first that refuses: the ones taken
  * before it are given back and the answer is 429 `sign_in_rate_limited`.
  */
-async function takeInTurn(buckets: ReadonlyArray<readonly [AttemptLimiter, string]>): Promise<CountedAttempt[]> {
+export async function takeInTurn(buckets: ReadonlyArray<readonly [AttemptLimiter, string]>): Promise<CountedAttempt[]> {
   const taken: CountedAttempt[] = [];
   for (const [limiter, bucket] of buckets) {
     const attempt = await limiter.take(bucket);
@@ -142,6 +165,16 @@ async function takeInTurn(buckets: ReadonlyArray<readonly [AttemptLimiter, strin
     taken.push(attempt);
   }
   return taken;
+}
+
+/** The sign-in limits' buckets for an email from a client address: a password and a second factor count against the same ones. */
+export function signInBuckets(limits: SignInLimits, email: string, clientAddress: string | undefined): Array<readonly [AttemptLimiter, string]> {
+  const address = clientAddressKey(clientAddress);
+  return [
+    [limits.perEmailAndAddress, `sign-in:email-address:${email}|${address}`],
+    [limits.perAddress, `sign-in:address:${address}`],
+    [limits.perEmail, `sign-in:email:${email}`],
+  ];
 }
 
 /**
@@ -159,12 +192,7 @@ export async function signIn(
   input: { email: string; password: string; clientAddress: string | undefined; replacing?: string | undefined },
 ): Promise<ActiveSession> {
   const email = normalizeEmail(input.email);
-  const address = clientAddressKey(input.clientAddress);
-  const counted = await takeInTurn([
-    [limits.perEmailAndAddress, `sign-in:email-address:${email}|${address}`],
-    [limits.perAddress, `sign-in:address:${address}`],
-    [limits.perEmail, `sign-in:email:${email}`],
-  ]);
+  const counted = await takeInTurn(signInBuckets(limits, email, input.clientAddress));
   const found = email.length <= 254 && input.password.length <= 1024 ? await ctx.store.read((db) => findUserByEmail(db, email)) : undefined;
   const check = found ? await verifyPassword(input.password, found.passwordHash) : await spendPasswordCheck(input.password).then(() => null);
   if (!found || !check?.matches) {

@@ -12,6 +12,8 @@ import type { SecretSealer, SqlExecutor, Tx } from './store.ts';
 export const webhookSecretContext = (webhookId: string): string => `webhook_endpoints:${webhookId}`;
 /** The sealing context of a bank partner's stored credential. */
 export const bankPartnerCredentialContext = (partnerId: string): string => `bank_partners:${partnerId}`;
+/** The sealing context of a dashboard user's TOTP secret (enrolled or being enrolled). */
+export const totpSecretContext = (userId: string): string => `users:${userId}`;
 
 interface SealedTable {
   table: string;
@@ -22,6 +24,7 @@ interface SealedTable {
 const SEALED_COLUMNS: readonly SealedTable[] = [
   { table: 'webhook_endpoints', columns: ['secret', 'previous_secret'], context: webhookSecretContext },
   { table: 'bank_partners', columns: ['credential_encrypted'], context: bankPartnerCredentialContext },
+  { table: 'users', columns: ['totp_secret', 'totp_pending_secret'], context: totpSecretContext },
 ];
 
 /** The value as stored: sealed under the current key (an already current value is kept as is). */

@@ -84,8 +84,9 @@ export async function setPasswordHash(tx: SqlExecutor, userId: string, passwordH
   await tx.run('UPDATE users SET password_hash = ? WHERE id = ?', [passwordHash, userId]);
 }
 
-/** Removes the user and their sessions. */
+/** Removes the user, their sessions and their recovery codes. */
 export async function deleteUser(tx: SqlExecutor, userId: string): Promise<void> {
   await tx.run('DELETE FROM sessions WHERE user_id = ?', [userId]);
+  await tx.run('DELETE FROM mfa_recovery_codes WHERE user_id = ?', [userId]);
   await tx.run('DELETE FROM users WHERE id = ?', [userId]);
 }

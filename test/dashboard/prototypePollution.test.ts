@@ -93,7 +93,7 @@ describe('__proto__ and constructor keys sent anywhere leave the shared prototyp
     // A webhook endpoint and an invitation, so that their pages (and forms) exist.
     const created = await app.clientFor(attackerKey).POST('/v1/webhooks', { body: { url: 'https://127.0.0.1:9/hooks', events: ['application.approved'] } });
     const webhookId = created.data!.webhookId;
-    const pages = ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/webhooks/new', `/dashboard/webhooks/${webhookId}`, '/dashboard/team', '/dashboard/settings'];
+    const pages = ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/webhooks/new', `/dashboard/webhooks/${webhookId}`, '/dashboard/team', '/dashboard/settings', '/dashboard/security'];
     const actions = new Map<string, string>();
     for (const path of pages) {
       const page = await attacker.get(path);

@@ -209,6 +209,7 @@ describe("another account's ids", () => {
       [`/dashboard/webhooks/${webhook.webhookId}/test`, { '/event': 'application.approved' }],
       [`/dashboard/team/users/${bobUserId}/role`, { '/role': 'member' }],
       [`/dashboard/team/users/${bobUserId}/remove`, {}],
+      [`/dashboard/team/users/${bobUserId}/mfa-reset`, {}],
     ];
     for (const [path, fields] of posts) expect((await alice.post(path, fields, { csrfFrom: page.body })).status, path).toBe(404);
     // Nothing of Bob's changed.

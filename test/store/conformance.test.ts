@@ -25,7 +25,21 @@ import { dueDeliveries, insertDeliveries, insertEvent, leaseDeliveries, leasedDe
 import { findPricingContext, saveRateSheet } from '../../src/store/pricing.ts';
 import { findQuote, insertQuote, type QuoteRecord } from '../../src/store/quotes.ts';
 import { countRequest, deleteRateLimitWindows, uncountRequest } from '../../src/store/rateLimits.ts';
-import { deleteEndedSessions, findSession, insertSession, setSessionEnvironment, touchSession } from '../../src/store/sessions.ts';
+import { deleteEndedSessions, deleteUserSessions, findSession, insertSession, markSecondFactorChecked, setSessionEnvironment, touchSession } from '../../src/store/sessions.ts';
+import {
+  accountRequiresMfa,
+  claimTotpStep,
+  clearUserMfa,
+  confirmPendingSecret,
+  countUnusedRecoveryCodes,
+  findUserMfa,
+  listEnrolledUserIds,
+  replaceRecoveryCodes,
+  setAccountMfaRequired,
+  setPendingSecret,
+  useRecoveryCode,
+  userHasMfa,
+} from '../../src/store/mfa.ts';
 import { countAccountAdmins, deleteUser, emailTaken, findAccountUser, findUserByEmail, insertUser, listAccountUsers, setUserRole } from '../../src/store/users.ts';
 import { findInvitationByTokenHash, insertInvitation, listOpenInvitations, markInvitationAccepted, markInvitationRevoked } from '../../src/store/invitations.ts';
 import { findUnderwritingRules, saveUnderwritingRules } from '../../src/store/underwriting.ts';
@@ -330,7 +344,7 @@ describe(`store conformance (${testEngine()})`, () => {
       await store.transaction((tx) => setUserRole(tx, userId, 'member'));
       expect(await store.read((db) => countAccountAdmins(db, accountId))).toBe(admins - 1);
 
-      const session = { idHash: `hash-${userId}`, userId, csrfToken: 'csrf', createdAt: T0, lastSeenAt: T0, expiresAt: at(3_600_000), environment: 'live' as const };
+      const session = { idHash: `hash-${userId}`, userId, csrfToken: 'csrf', createdAt: T0, lastSeenAt: T0, expiresAt: at(3_600_000), environment: 'live' as const, stage: 'signed_in' as const, secondFactorAt: null };
       await store.transaction((tx) => insertSession(tx, session));
       await store.transaction(async (tx) => {
         await touchSession(tx, session.idHash, at(60_000));
@@ -339,6 +353,7 @@ describe(`store conformance (${testEngine()})`, () => {
       expect(await store.read((db) => findSession(db, session.idHash))).toEqual({
         session: { ...session, lastSeenAt: at(60_000), environment: 'test' },
         user: { ...user, role: 'member' },
+        mfa: { enrolled: false, required: false },
       });
       expect(await store.transaction((tx) => deleteEndedSessions(tx, at(60_001), at(0)))).toBe(0); // neither expired nor idle
       expect(await store.transaction((tx) => deleteEndedSessions(tx, at(3_600_000), at(0)))).toBeGreaterThanOrEqual(1);
@@ -355,6 +370,49 @@ describe(`store conformance (${testEngine()})`, () => {
 
       await store.transaction((tx) => deleteUser(tx, userId));
       expect(await store.read((db) => emailTaken(db, user.email))).toBe(false);
+    });
+
+    it("dashboard users' second factor: sealed secrets, steps taken once, recovery codes used once, the requirement, sessions", async () => {
+      const userId = newId('usr');
+      const user = { userId, accountId, email: `mfa-${userId}@conf.test`, role: 'admin' as const, createdAt: T0 };
+      await store.transaction((tx) => insertUser(tx, user, '$scrypt$hash'));
+      expect(await store.read((db) => findUserMfa(db, userId))).toEqual({ secret: null, pendingSecret: null, enrolledAt: null, lastStep: null });
+      await store.transaction((tx) => setPendingSecret(tx, userId, 'JBSWY3DPEHPK3PXP'));
+      const raw = await store.read((db) => db.get<{ totp_pending_secret: string }>('SELECT totp_pending_secret FROM users WHERE id = ?', [userId]));
+      expect(raw!.totp_pending_secret).not.toContain('JBSWY3DPEHPK3PXP'); // sealed at rest
+      expect(await store.transaction((tx) => claimTotpStep(tx, userId, 5))).toBe(false); // nothing enrolled yet
+      expect(await store.transaction((tx) => confirmPendingSecret(tx, userId, 100, at(1)))).toBe(true);
+      expect(await store.transaction((tx) => confirmPendingSecret(tx, userId, 101, at(2)))).toBe(false);
+      expect(await store.read((db) => findUserMfa(db, userId))).toEqual({ secret: 'JBSWY3DPEHPK3PXP', pendingSecret: null, enrolledAt: at(1), lastStep: 100 });
+      expect(await store.read((db) => userHasMfa(db, userId))).toBe(true);
+      expect(await store.read((db) => listEnrolledUserIds(db, accountId))).toContain(userId);
+      expect(await store.transaction((tx) => claimTotpStep(tx, userId, 100))).toBe(false);
+      expect(await store.transaction((tx) => claimTotpStep(tx, userId, 99))).toBe(false);
+      expect(await store.transaction((tx) => claimTotpStep(tx, userId, 101))).toBe(true);
+      expect((await store.read((db) => findUserMfa(db, userId)))!.lastStep).toBe(101);
+
+      await store.transaction((tx) => replaceRecoveryCodes(tx, userId, ['h1', 'h2', 'h3'], at(3)));
+      expect(await store.read((db) => countUnusedRecoveryCodes(db, userId))).toBe(3);
+      expect(await store.transaction((tx) => useRecoveryCode(tx, userId, 'h2', at(4)))).toBe(true);
+      expect(await store.transaction((tx) => useRecoveryCode(tx, userId, 'h2', at(5)))).toBe(false);
+      expect(await store.transaction((tx) => useRecoveryCode(tx, userId, 'nope', at(5)))).toBe(false);
+      expect(await store.read((db) => countUnusedRecoveryCodes(db, userId))).toBe(2);
+
+      expect(await store.read((db) => accountRequiresMfa(db, accountId))).toBe(false);
+      await store.transaction((tx) => setAccountMfaRequired(tx, accountId, true));
+      expect(await store.read((db) => accountRequiresMfa(db, accountId))).toBe(true);
+      const session = { idHash: `mfa-${userId}`, userId, csrfToken: 'csrf', createdAt: T0, lastSeenAt: T0, expiresAt: at(3_600_000), environment: 'live' as const, stage: 'second_factor' as const, secondFactorAt: null };
+      await store.transaction((tx) => insertSession(tx, session));
+      expect((await store.read((db) => findSession(db, session.idHash)))!.mfa).toEqual({ enrolled: true, required: true });
+      await store.transaction((tx) => markSecondFactorChecked(tx, session.idHash, at(6)));
+      expect((await store.read((db) => findSession(db, session.idHash)))!.session).toMatchObject({ stage: 'signed_in', secondFactorAt: at(6) });
+      await store.transaction((tx) => setAccountMfaRequired(tx, accountId, false));
+
+      await store.transaction((tx) => clearUserMfa(tx, userId));
+      expect(await store.read((db) => findUserMfa(db, userId))).toEqual({ secret: null, pendingSecret: null, enrolledAt: null, lastStep: null });
+      expect(await store.read((db) => countUnusedRecoveryCodes(db, userId))).toBe(0);
+      expect(await store.transaction((tx) => deleteUserSessions(tx, userId))).toBe(1);
+      await store.transaction((tx) => deleteUser(tx, userId));
     });
 
     it('export formats, bank partners and verifications', async () => {

@@ -1,4 +1,7 @@
-/** Sign-up, sign-in, sign-out and accepting an invitation: the pages a visitor sees before signing in. */
+/**
+ * Sign-up, sign-in (the password, then the code of a second factor when the user has one),
+ * sign-out and accepting an invitation: the pages a visitor sees before signing in.
+ */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
@@ -6,8 +9,10 @@ import { isAppError } from '../../errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/users/password.ts';
 import { startSession, signIn, endSession, type ActiveSession, type SignInLimits } from '../../services/sessions.ts';
 import { acceptInvitation, findInvitation, signUp } from '../../services/users.ts';
+import { checkSecondFactor } from '../../services/mfa.ts';
 import type { AttemptLimiter } from '../../services/rateLimits.ts';
-import { actingAs, anonymous, ensureAnonymousCsrf, formErrors, formOf, redirect, stateOf, submittedValues } from '../page.ts';
+import { SECOND_FACTOR_PAGE } from '../mfaGate.ts';
+import { actingAs, anonymous, ensureAnonymousCsrf, formErrors, formOf, redirect, requireSession, stateOf, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { readCookie, setCookie, type CookieNames } from '../security.ts';
 import { overviewData } from './overview.ts';
@@ -87,11 +92,34 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
         replacing: readCookie(koa, names().session),
       });
       signInBrowser(koa, names(), session);
-      redirect(koa, '/dashboard');
+      redirect(koa, session.stage === 'second_factor' ? SECOND_FACTOR_PAGE : '/dashboard');
     } catch (err) {
       if (!isAppError(err) || (err.kind !== 'unauthenticated' && err.kind !== 'rate_limited')) throw err;
       if (err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
       signInPage(koa, { values: { '/email': form.get('/email') ?? '' }, message: err.detail }, err.kind === 'rate_limited' ? 429 : 401);
+    }
+  });
+
+  const codePage = (koa: Context, extra: Record<string, unknown> = {}, status = 200) =>
+    render(koa, 'sign-in-code', { title: 'Enter your code', errors: {}, message: null, ...extra }, status);
+
+  // The second step of signing in, for a user with a second factor: the session opens nothing else until then.
+  router.get('/sign-in/code', async (koa) => {
+    if (requireSession(koa).stage !== 'second_factor') return redirect(koa, '/dashboard');
+    codePage(koa);
+  });
+
+  router.post('/sign-in/code', async (koa) => {
+    const session = requireSession(koa);
+    if (session.stage !== 'second_factor') return redirect(koa, '/dashboard');
+    try {
+      await checkSecondFactor(ctx, limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      redirect(koa, '/dashboard');
+    } catch (err) {
+      if (!isAppError(err) || (err.kind !== 'invalid' && err.kind !== 'rate_limited')) throw err;
+      if (err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
+      const shown = formErrors(err);
+      codePage(koa, { errors: shown?.fields ?? {}, message: err.detail }, err.kind === 'rate_limited' ? 429 : 401);
     }
   });
 

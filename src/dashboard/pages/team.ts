@@ -1,8 +1,14 @@
-/** Team: users and their roles, one-time invitation links (shown once), role changes and removal; the last admin stays. */
+/**
+ * Team: users and their roles, one-time invitation links (shown once), role changes and removal
+ * (the last admin stays); who has two-step verification, an admin's reset of it, and the account's
+ * requirement of it.
+ */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import { changeUserRole, getTeam, inviteUser, removeUser, requireAdmin, revokeInvitation, USER_ROLES } from '../../services/users.ts';
+import { resetUserMfa, setMfaRequirement, teamMfa } from '../../services/mfa.ts';
+import { fail } from '../../errors.ts';
 import { actingAs, formErrors, formOf, redirect, requireSession, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { setCookie, cookieNames } from '../security.ts';
@@ -11,6 +17,9 @@ const DONE: Record<string, string> = {
   role: 'The role is changed.',
   removed: 'The user is removed and signed out everywhere.',
   withdrawn: 'The invitation is withdrawn: its link no longer works.',
+  'mfa-reset': "The user's two-step verification is reset and their sessions have ended; they set it up again when they next sign in (if the account requires it).",
+  'mfa-required': 'Two-step verification is now required: users without it set it up before they can do anything else.',
+  'mfa-optional': 'Two-step verification is no longer required; users who have it keep it.',
 };
 
 // The team belongs to the account the users signed up to, whatever environment (live or test) a
@@ -20,10 +29,11 @@ const DONE: Record<string, string> = {
 async function teamPage(koa: Context, ctx: AppContext, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
   const session = requireSession(koa);
   const team = await getTeam(ctx, session.user.accountId);
+  const mfa = await teamMfa(ctx, session.user.accountId);
   render(
     koa,
     'team',
-    { title: 'Team', nav: 'team', team, roles: USER_ROLES, values: { '/role': 'member' }, errors: {}, message: null, done: DONE[String(koa.query.done)] ?? null, ...extra },
+    { title: 'Team', nav: 'team', team, mfa, roles: USER_ROLES, values: { '/role': 'member' }, errors: {}, message: null, done: DONE[String(koa.query.done)] ?? null, ...extra },
     status,
   );
 }
@@ -55,6 +65,23 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     await changeUserRole(actingAs(ctx, koa, session), session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
     redirect(koa, koa.params.userId === session.user.userId ? '/dashboard' : '/dashboard/team?done=role');
+  });
+
+  // Both ask for a fresh code first when the admin has a second factor (mfaGate.ts).
+  router.post('/team/users/:userId/mfa-reset', async (koa) => {
+    const session = requireSession(koa);
+    const user = await resetUserMfa(ctx, session.user, koa.params.userId!);
+    ctx.log.info({ userId: session.user.userId, targetUserId: user.userId }, "a user's second factor reset in the dashboard");
+    redirect(koa, '/dashboard/team?done=mfa-reset');
+  });
+
+  router.post('/team/mfa-requirement', async (koa) => {
+    const session = requireSession(koa);
+    const wanted = formOf(koa).get('/required');
+    if (wanted !== 'true' && wanted !== 'false') throw fail.validation('Choose whether two-step verification is required.', [{ pointer: '/required', message: 'must be true or false' }]);
+    await setMfaRequirement(ctx, session, wanted === 'true');
+    ctx.log.info({ userId: session.user.userId, required: wanted === 'true' }, 'two-step verification requirement changed in the dashboard');
+    redirect(koa, `/dashboard/team?done=${wanted === 'true' ? 'mfa-required' : 'mfa-optional'}`);
   });
 
   router.get('/team/users/:userId/remove', async (koa) => {
