@@ -114,6 +114,7 @@ const GROUP_TITLES: Record<string, string> = {
   WebhookConfig: 'Webhooks',
   BankConfig: 'Bank verification',
   DashboardConfig: 'Dashboard',
+  RequestLogConfig: 'Request logs',
 };
 
 /** A comment's text for the page: pipes escaped, and `docs/…md` paths made links relative to the page. */

@@ -11,18 +11,27 @@ import { errorHandler } from './http/errorHandler.ts';
 import { isApiPath, ServiceApp } from './http/framework/koaFastPath.ts';
 import { fail } from './errors.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
+import { requestLogMiddleware } from './http/requestLog.ts';
+import { requestLogRecorder, type RequestLogRecorder } from './services/requestLogs.ts';
 import { securityHandlers } from './http/security.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
 import { operationHandlers } from './operations/index.ts';
+
+export interface AppOptions {
+  /** Record /v1 requests in the request log (default: REQUEST_LOGS); the benchmark compares both. */
+  requestLogs?: boolean;
+}
 
 export interface BuiltApp {
   /** The Koa application; serve it with `http.createServer(app.callback())`. */
   app: Koa;
   /** The openapi-backend instance that routes /v1 (tests check that it routes every operation of the spec). */
   api: OpenAPIBackend;
+  /** The request log's buffer: stop() it (it writes what is left) after the server closed and before the store does. */
+  requestLogs: RequestLogRecorder;
 }
 
-export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
+export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<BuiltApp> {
   const app = new ServiceApp({ proxy: false });
   const contract = await createContract({
     ctx,
@@ -35,10 +44,19 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
 
   const requestId = requestIdMiddleware();
   const problems = errorHandler(ctx.log);
+  const requestLogs = requestLogRecorder(ctx);
+  const recording = options.requestLogs ?? ctx.config.requestLogs.enabled;
   const nothingAfter = async () => {};
-  // /v1 by ServiceApp's own path: the same middleware as below, in the same order.
-  app.api = (koa) => requestId(koa, () => problems(koa, () => contract.middleware(koa, nothingAfter))) as Promise<void>;
-  app.use(requestId);
+  if (recording) {
+    const requestLog = requestLogMiddleware(requestLogs.record, () => ctx.clock.now().getTime());
+    // /v1 by ServiceApp's own path: the same middleware as below, in the same order.
+    app.api = (koa) => requestId(koa, () => requestLog(koa, () => problems(koa, () => contract.middleware(koa, nothingAfter)))) as Promise<void>;
+    app.use(requestId);
+    app.use(requestLog);
+  } else {
+    app.api = (koa) => requestId(koa, () => problems(koa, () => contract.middleware(koa, nothingAfter))) as Promise<void>;
+    app.use(requestId);
+  }
   app.use(problems);
   const siteMiddleware = site.routes() as unknown as Koa.Middleware;
   app.use(async (koa, next) => {
@@ -57,5 +75,5 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   });
   // Koa logs unhandled errors itself; the errorHandler above has already answered and logged them.
   app.silent = true;
-  return { app, api: contract.api };
+  return { app, api: contract.api, requestLogs };
 }

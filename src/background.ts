@@ -6,6 +6,7 @@ import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
+import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -45,6 +46,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     every('idempotency-sweep', IDEMPOTENCY_SWEEP_INTERVAL_MS, ctx, () => sweepIdempotencyKeys(ctx)),
     // Events past EVENT_RETENTION_DAYS, with their deliveries and delivery log (the feed hides them already).
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
+    // Request log entries past REQUEST_LOG_RETENTION_DAYS (the API and the dashboard hide them already).
+    every('request-log-retention', REQUEST_LOG_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredRequestLogs(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   });
   const ctx = createContext({ config, store, clock: systemClock, log });
 
-  const { app } = await buildApp(ctx);
+  const { app, requestLogs } = await buildApp(ctx);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.listen(config.port, config.host);
@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearInterval(reaper);
     await adminSocket.close();
+    // The request log entries of the last requests still in memory are written before the store closes.
+    await requestLogs.stop();
     await Promise.all(background.map((task) => task.stop()));
     await store.close();
     log.info('stopped');

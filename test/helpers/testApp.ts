@@ -56,6 +56,8 @@ export interface TestApp {
   revokedKey(accountId: string): Promise<string>;
   /** Raw fetch against the app (contract-checked), for requests the typed client cannot make. */
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** Writes the request log entries waiting in memory (they are otherwise written about a second after each answer). */
+  flushRequestLogs(): Promise<void>;
   /** The same app (same limits, same state) served on ::1 too, for tests that need a second client address. */
   baseUrlOnIpv6Loopback(): Promise<string>;
   close(): Promise<void>;
@@ -108,7 +110,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = options.clock ?? systemClock;
   const log = createLogger(config.logLevel, options.logDestination);
   const ctx = createContext({ config, store, clock, log, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & { store: SqlJsStore };
-  const { app, api } = await buildApp(ctx);
+  const { app, api, requestLogs } = await buildApp(ctx);
   const callback = app.callback();
   const server = http.createServer(callback);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -144,6 +146,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       return key.apiKey;
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),
+    flushRequestLogs: () => requestLogs.flush(),
     async baseUrlOnIpv6Loopback() {
       if (!ipv6Server) {
         ipv6Server = http.createServer(callback);
@@ -158,6 +161,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       }
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await requestLogs.stop();
       await store.close();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
