@@ -8,6 +8,7 @@ import { apiKeyNameIssue } from '../domain/accounts/apiKeyFormat.ts';
 import { AppError } from '../errors.ts';
 import { accountEnvironment, createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
 import type { ApiKeyRole } from '../store/apiKeys.ts';
+import { backupCommands } from './backupCommands.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 import { secretsCommands } from './secretsCommands.ts';
@@ -76,10 +77,11 @@ export const adminCommands: Record<string, AdminCommand> = {
   },
   ...bankPartnerCommands,
   ...secretsCommands,
+  ...backupCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
-export async function runAdminCommand(ctx: AppContext, name: string, flags: Flags): Promise<Record<string, unknown>> {
+export async function runAdminCommand(ctx: AppContext | null, name: string, flags: Flags): Promise<Record<string, unknown>> {
   const command = Object.hasOwn(adminCommands, name) ? adminCommands[name] : undefined;
   if (!command) throw new AdminCommandError(`Unknown command "${name}". Commands: ${Object.keys(adminCommands).join('; ')}`);
   for (const [flag, spec] of Object.entries(command.flags)) {
@@ -87,8 +89,10 @@ export async function runAdminCommand(ctx: AppContext, name: string, flags: Flag
   }
   const unknown = Object.keys(flags).filter((flag) => !Object.hasOwn(command.flags, flag));
   if (unknown.length) throw new AdminCommandError(`${name} does not take --${unknown.join(', --')}`);
+  if (ctx === null && !command.offline) throw new Error(`${name} needs the store`);
+  if (ctx !== null && command.offline) throw new AdminCommandError(`${name} runs in the command line only, never in the server`);
   try {
-    return await command.run(ctx, flags);
+    return await command.run(ctx!, flags);
   } catch (err) {
     if (err instanceof AppError) throw new AdminCommandError(err.detail);
     throw err;
