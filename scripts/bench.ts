@@ -28,6 +28,8 @@ const MODULES = [
   // export
   'export',
   // bank verification
+  // request logs: POST /v1/quotes with logging on vs off
+  'requestLogs',
   // PostgreSQL engine: quotes, submit, webhooks beside sql.js, one vs two instances; export on PostgreSQL
   'postgres',
 ];

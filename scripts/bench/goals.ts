@@ -25,6 +25,8 @@ export const GOALS = [
   'CSV export, 1,000,000 records, first',
   'CSV export, 1,000,000 records, repeated',
   'RSS growth during the first CSV export',
+  // request logs (issue 28)
+  'POST /v1/quotes with request logging on vs off',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];

@@ -81,10 +81,10 @@ const toRecord = (r: RequestLogRow): RequestLogRecord => ({
   createdAt: r.created_at,
 });
 
-/** Rows per INSERT statement: well under either engine's limit on bound parameters. */
-const ROWS_PER_STATEMENT = 50;
+/** Rows per INSERT statement (1,500 parameters): well under either engine's limit on bound parameters; fewer statements cost less per row. */
+const ROWS_PER_STATEMENT = 100;
 
-/** Writes a batch of entries, a multi-row INSERT per 50. */
+/** Writes a batch of entries, a multi-row INSERT per 100. */
 export async function insertRequestLogs(tx: Tx, records: readonly RequestLogRecord[]): Promise<void> {
   for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
     const chunk = records.slice(start, start + ROWS_PER_STATEMENT);

@@ -1,7 +1,8 @@
 -- The request log (GET /v1/request-logs): one row per /v1 request a key of an account made,
 -- written in batches after the answers. account_id is the environment the key acts in (the
 -- account's id, or its test environment's), so no foreign key. No request body, no secret:
--- problem is the problem+json text as sent, for 4xx and 5xx answers only.
+-- problem is the problem+json text as sent, for 4xx and 5xx answers only. WITHOUT ROWID: the
+-- table is its primary key's b-tree, one fewer to write per entry (the cost shows in npm run bench).
 CREATE TABLE request_logs (
   id                   TEXT PRIMARY KEY,
   account_id           TEXT NOT NULL,
@@ -18,7 +19,7 @@ CREATE TABLE request_logs (
   idempotent_replayed  INTEGER NOT NULL CHECK (idempotent_replayed IN (0, 1)),
   problem              TEXT,
   created_at           TEXT NOT NULL
-);
+) WITHOUT ROWID;
 -- The log newest first, and by request id.
 CREATE INDEX request_logs_by_account ON request_logs (account_id, id);
 CREATE INDEX request_logs_by_request_id ON request_logs (account_id, request_id);
