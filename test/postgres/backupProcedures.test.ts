@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDatabase, PG_ADMIN_URL } from '../../scripts/lib/pgDatabase.ts';
-import { freePort } from '../helpers/server.ts';
+import { freePort, runAdmin, tempDataDir } from '../helpers/server.ts';
 import { startTestApp, type TestAccount } from '../helpers/testApp.ts';
 
 const run = promisify(execFile);
@@ -65,6 +65,18 @@ async function serves(url: string, apiKey: string, present: string[], absent: st
     await app.close();
   }
 }
+
+describe('npm run admin -- backup on PostgreSQL', () => {
+  it('refuses, pointing at pg_dump and the page that shows both procedures', async () => {
+    const database = await createTempDatabase('mos_backup_cli');
+    cleanups.push(() => database.drop());
+    const dir = await tempDataDir('mos-backup-pg-');
+    cleanups.push(() => dir.remove());
+    const run = await runAdmin(['backup', '--to', path.join(dir.dataDir, 'x.mosbackup')], { dataDir: dir.dataDir, env: { DATABASE_URL: database.url } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/runs on PostgreSQL \(DATABASE_URL\): back it up with pg_dump.*docs\/operators\/backups\.md/);
+  }, 30_000);
+});
 
 describe('pg_dump and pg_restore (small installs)', () => {
   it("restores the service's database into a new one, and the service serves every record from it", async () => {
