@@ -5,8 +5,10 @@
  * verifies the file and writes a new data directory, which the service then opens as any other.
  */
 import { isAbsolute } from 'node:path';
-import { BackupInvalidError, KeyNotInFileError, embeddedStore, restoreFromBackup, takeBackup } from '../services/backups.ts';
 import { AdminCommandError, type AdminCommand } from './command.ts';
+
+/** Loaded when a backup command runs: every other command of the command line starts without it. */
+const backups = () => import('../services/backups.ts');
 
 export const backupCommands: Record<string, AdminCommand> = {
   backup: {
@@ -20,6 +22,7 @@ export const backupCommands: Record<string, AdminCommand> = {
     paths: ['to'],
     timeoutMs: 30 * 60_000,
     async run(ctx, flags) {
+      const { BackupInvalidError, KeyNotInFileError, embeddedStore, takeBackup } = await backups();
       const store = embeddedStore(ctx);
       if (!store) {
         throw new AdminCommandError(
@@ -46,6 +49,7 @@ export const backupCommands: Record<string, AdminCommand> = {
     paths: ['from', 'data-dir'],
     offline: true,
     async run(_ctx, flags) {
+      const { BackupInvalidError, restoreFromBackup } = await backups();
       try {
         return { ...(await restoreFromBackup(flags.from!, flags['data-dir']!)) };
       } catch (err) {
