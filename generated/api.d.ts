@@ -508,6 +508,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/request-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's request log
+         * @description Every `/v1` request the account's keys made, newest first: when, which key, which operation,
+         *     the status and latency, the client address, the `Idempotency-Key` and whether it replayed,
+         *     and for a 4xx or 5xx answer the problem body as sent. Entries appear within about a second
+         *     of the answer (they are written in batches after it) and are kept for
+         *     `REQUEST_LOG_RETENTION_DAYS` (30 days by default). A test key lists the test environment's
+         *     requests, a live key the live ones. Needs an admin key.
+         */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/request-logs/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one request from the log
+         * @description The request log's entry for one request id, with the problem body for a 4xx or 5xx answer:
+         *     quote the `requestId` a failed call's problem gave to find out what happened. When a caller
+         *     sent the same `X-Request-Id` more than once, the newest entry is answered. Another account's
+         *     request, one not yet written (entries are written in batches, about a second after the
+         *     answer) and one past `REQUEST_LOG_RETENTION_DAYS` answer 404. Needs an admin key.
+         */
+        get: operations["getRequestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/applications": {
         parameters: {
             query?: never;
@@ -3201,6 +3250,80 @@ export interface components {
             data?: components["schemas"]["AuditEvent"][];
         };
         /**
+         * @description One `/v1` request a key of the account made, as the service recorded it after answering. Request
+         *     bodies are never stored, nor are secrets or account numbers; for a 4xx or 5xx answer the problem
+         *     body is kept exactly as it was sent. Entries are kept for `REQUEST_LOG_RETENTION_DAYS` (30 days
+         *     by default). Requests refused before a key was recognised (401) belong to no account and are not
+         *     recorded.
+         */
+        RequestLog: {
+            /**
+             * @description The request's id (its `X-Request-Id` response header).
+             * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            requestId: string;
+            /** @description When the request arrived. */
+            createdAt: components["schemas"]["Timestamp"];
+            /**
+             * @description The API key that made the request.
+             * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            keyId: string;
+            /**
+             * @description The key's name when the request was recorded (null if the key was gone by then).
+             * @example Production server
+             */
+            keyName: string | null;
+            /**
+             * @description The HTTP method.
+             * @example POST
+             */
+            method: string;
+            /**
+             * @description The operation of this reference the request was routed to.
+             * @example createQuote
+             */
+            operationId: string;
+            /**
+             * @description The request path, without the query string.
+             * @example /v1/quotes
+             */
+            path: string;
+            /**
+             * Format: int32
+             * @description The HTTP status of the answer.
+             * @example 201
+             */
+            status: number;
+            /**
+             * @description Milliseconds from the request's arrival to its answer being handed to the connection, to a tenth.
+             * @example 12.4
+             */
+            latencyMs: number;
+            /**
+             * @description The address the request came from, as the service saw it.
+             * @example 203.0.113.7
+             */
+            clientAddress: string;
+            /**
+             * @description The `Idempotency-Key` the request sent, or null.
+             * @example quote-2026-11-21-0001
+             */
+            idempotencyKey: string | null;
+            /**
+             * @description True when the answer was a replay of a stored response (`Idempotent-Replayed: true`).
+             * @example false
+             */
+            idempotentReplayed: boolean;
+            /** @description For a 4xx or 5xx answer, the problem body exactly as sent; null otherwise. */
+            problem: components["schemas"]["Problem"] | null;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A page of the account's request log, newest first. */
+        RequestLogList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["RequestLog"][];
+        };
+        /**
          * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
          *     account number. Use a documented test value (see "Test values") for a particular answer.
          */
@@ -3692,6 +3815,11 @@ export interface components {
          */
         AuditCreatedTo: string;
         /**
+         * @description The request's id, as its `X-Request-Id` response header and its problem's `requestId` gave it.
+         * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
+         */
+        RequestId: string;
+        /**
          * @description The mortgage application's identifier.
          * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
          */
@@ -3849,6 +3977,8 @@ export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput']
 export type SchemaAuditActor = components['schemas']['AuditActor'];
 export type SchemaAuditEvent = components['schemas']['AuditEvent'];
 export type SchemaAuditEventList = components['schemas']['AuditEventList'];
+export type SchemaRequestLog = components['schemas']['RequestLog'];
+export type SchemaRequestLogList = components['schemas']['RequestLogList'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -3887,6 +4017,7 @@ export type ParameterAuditTargetType = components['parameters']['AuditTargetType
 export type ParameterAuditTargetId = components['parameters']['AuditTargetId'];
 export type ParameterAuditCreatedFrom = components['parameters']['AuditCreatedFrom'];
 export type ParameterAuditCreatedTo = components['parameters']['AuditCreatedTo'];
+export type ParameterRequestId = components['parameters']['RequestId'];
 export type ParameterMortgageId = components['parameters']['MortgageId'];
 export type ParameterDocumentId = components['parameters']['DocumentId'];
 export type ParameterFormatName = components['parameters']['FormatName'];
@@ -4995,6 +5126,113 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests answered with this HTTP status.
+                 * @example 422
+                 */
+                status?: number;
+                /**
+                 * @description Only requests answered with a status of this class.
+                 * @example 4xx
+                 */
+                statusClass?: "2xx" | "3xx" | "4xx" | "5xx";
+                /**
+                 * @description Only requests made with this API key.
+                 * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                keyId?: string;
+                /**
+                 * @description Only requests to this operation of the reference (for example `createQuote`).
+                 * @example createQuote
+                 */
+                operationId?: string;
+                /**
+                 * @description Only requests that arrived at or after this moment: a date-time with an offset
+                 *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).
+                 * @example 2026-11-21
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only requests that arrived before this moment (exclusive), in the same forms as `createdFrom`.
+                 * @example 2026-11-22
+                 */
+                createdTo?: string;
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the request log. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getRequestLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The request's id, as its `X-Request-Id` response header and its problem's `requestId` gave it.
+                 * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request's entry. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLog"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];

@@ -30,6 +30,8 @@ const MODULES = [
   // bank verification
   // metrics and traces: their cost on POST /v1/quotes
   'telemetry',
+  // request logs: POST /v1/quotes with logging on vs off
+  'requestLogs',
   // PostgreSQL engine: quotes, submit, webhooks beside sql.js, one vs two instances; export on PostgreSQL
   'postgres',
 ];

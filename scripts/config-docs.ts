@@ -115,6 +115,7 @@ const GROUP_TITLES: Record<string, string> = {
   BankConfig: 'Bank verification',
   DashboardConfig: 'Dashboard',
   TelemetryConfig: 'Metrics and traces',
+  RequestLogConfig: 'Request logs',
 };
 
 /** A comment's text for the page: pipes escaped, and `docs/…md` paths made links relative to the page. */

@@ -12,18 +12,27 @@ import { isApiPath, ServiceApp } from './http/framework/koaFastPath.ts';
 import { fail } from './errors.ts';
 import { observeRequests } from './http/observe.ts';
 import { requestIdMiddleware } from './http/requestId.ts';
+import { requestLogMiddleware } from './http/requestLog.ts';
+import { requestLogRecorder, type RequestLogRecorder } from './services/requestLogs.ts';
 import { securityHandlers } from './http/security.ts';
 import { siteRoutes } from './http/siteRoutes.ts';
 import { operationHandlers } from './operations/index.ts';
+
+export interface AppOptions {
+  /** Record /v1 requests in the request log (default: REQUEST_LOGS); the benchmark compares both. */
+  requestLogs?: boolean;
+}
 
 export interface BuiltApp {
   /** The Koa application; serve it with `http.createServer(app.callback())`. */
   app: Koa;
   /** The openapi-backend instance that routes /v1 (tests check that it routes every operation of the spec). */
   api: OpenAPIBackend;
+  /** The request log's buffer: stop() it (it writes what is left) after the server closed and before the store does. */
+  requestLogs: RequestLogRecorder;
 }
 
-export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
+export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<BuiltApp> {
   const app = new ServiceApp({ proxy: false });
   const contract = await createContract({
     ctx,
@@ -38,12 +47,18 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const problems = errorHandler(ctx.log);
   // Metrics and spans per request; null (not installed at all) when both are off.
   const observe = observeRequests(ctx);
+  const requestLogs = requestLogRecorder(ctx);
+  const recording = options.requestLogs ?? ctx.config.requestLogs.enabled;
+  const requestLog = recording ? requestLogMiddleware(requestLogs.record, () => ctx.clock.now().getTime()) : null;
   const nothingAfter = async () => {};
   const answer = (koa: Koa.Context) => problems(koa, () => contract.middleware(koa, nothingAfter));
+  const logged = requestLog ? (koa: Koa.Context) => requestLog(koa, () => answer(koa)) : answer;
+  const observed = observe ? (koa: Koa.Context) => observe(koa, () => logged(koa)) : logged;
   // /v1 by ServiceApp's own path: the same middleware as below, in the same order.
-  app.api = (observe ? (koa) => requestId(koa, () => observe(koa, () => answer(koa))) : (koa) => requestId(koa, () => answer(koa))) as (koa: Koa.Context) => Promise<void>;
+  app.api = ((koa: Koa.Context) => requestId(koa, () => observed(koa))) as (koa: Koa.Context) => Promise<void>;
   app.use(requestId);
   if (observe) app.use(observe);
+  if (requestLog) app.use(requestLog);
   app.use(problems);
   const siteMiddleware = site.routes() as unknown as Koa.Middleware;
   app.use(async (koa, next) => {
@@ -62,5 +77,5 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   });
   // Koa logs unhandled errors itself; the errorHandler above has already answered and logged them.
   app.silent = true;
-  return { app, api: contract.api };
+  return { app, api: contract.api, requestLogs };
 }

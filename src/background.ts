@@ -7,6 +7,7 @@ import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
 import { AUDIT_PRUNE_INTERVAL_MS, pruneExpiredAuditEvents } from './services/audit.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
+import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -48,6 +49,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
     // Audit log entries past AUDIT_RETENTION_DAYS, oldest first; each chain's anchor moves so it stays verifiable.
     every('audit-retention', AUDIT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredAuditEvents(ctx)),
+    // Request log entries past REQUEST_LOG_RETENTION_DAYS (the API and the dashboard hide them already).
+    every('request-log-retention', REQUEST_LOG_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredRequestLogs(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];

@@ -51,6 +51,8 @@ export interface Config {
    * so `audit verify` still checks what is kept (docs/operators/audit-log.md).
    */
   auditRetentionDays: number;
+  /** The request log lenders read (GET /v1/request-logs, the dashboard's Request logs page). */
+  requestLogs: RequestLogConfig;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -206,6 +208,17 @@ export class ConfigError extends Error {
   }
 }
 
+interface RequestLogConfig {
+  /**
+   * REQUEST_LOGS: `on` (default) records every /v1 request a key of an account makes, in batches
+   * after the answers; `off` records nothing (the API and the dashboard then show only what was
+   * recorded before). See docs/operators/request-logs.md.
+   */
+  enabled: boolean;
+  /** REQUEST_LOG_RETENTION_DAYS: how long request log entries are kept (default 30, from 1 to 3650); older ones are deleted in the background. */
+  retentionDays: number;
+}
+
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -279,6 +292,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const eventRetentionDays = integer(env, 'EVENT_RETENTION_DAYS', 30, 7, 3650, problems);
   const auditRetentionDays = integer(env, 'AUDIT_RETENTION_DAYS', 400, 30, 36500, problems);
 
+  const requestLogsRaw = (env.REQUEST_LOGS?.trim() || 'on').toLowerCase();
+  if (requestLogsRaw !== 'on' && requestLogsRaw !== 'off') problems.push(`REQUEST_LOGS must be on or off, got "${env.REQUEST_LOGS}"`);
+  const requestLogs: RequestLogConfig = {
+    enabled: requestLogsRaw !== 'off',
+    retentionDays: integer(env, 'REQUEST_LOG_RETENTION_DAYS', 30, 1, 3650, problems),
+  };
+
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
@@ -338,6 +358,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhooks,
     eventRetentionDays,
     auditRetentionDays,
+    requestLogs,
     documentMaxBytes,
     exportBatchSize,
     secrets,

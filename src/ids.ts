@@ -16,6 +16,7 @@ const ID_PREFIXES = {
   bankVerification: 'bvf',
   bankPartner: 'bnk',
   request: 'req',
+  requestLog: 'rlg',
   user: 'usr',
   invitation: 'inv',
   auditEvent: 'aud',

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   });
   const ctx = createContext({ config, store, clock: systemClock, log, tracer: tracing?.tracer ?? null });
 
-  const { app } = await buildApp(ctx);
+  const { app, requestLogs } = await buildApp(ctx);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.listen(config.port, config.host);
@@ -82,6 +82,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearInterval(reaper);
     await adminSocket.close();
+    // The request log entries of the last requests still in memory are written before the store closes.
+    await requestLogs.stop();
     await Promise.all(background.map((task) => task.stop()));
     await metricsServer?.close();
     await store.close();

@@ -27,6 +27,8 @@ export const GOALS = [
   'RSS growth during the first CSV export',
   'POST /v1/quotes with metrics on (tracing off) vs both off',
   'POST /v1/quotes with metrics and tracing on, 100 % sampled, vs both off',
+  // request logs (issue 28)
+  'POST /v1/quotes with request logging on vs off',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];

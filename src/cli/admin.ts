@@ -4,6 +4,7 @@
  * When a server holds DATA_DIR, the command is sent to it over its admin socket, so the server
  * sees the change at once; otherwise the CLI opens the store itself. Either way one process writes.
  */
+import path from 'node:path';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createContext } from '../createContext.ts';
@@ -42,12 +43,19 @@ async function main(): Promise<number> {
   }
   const { command, flags, json } = parseAdminArgs(argv);
   const config = loadConfig();
-  if (!adminCommands[command]) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
+  const spec = Object.hasOwn(adminCommands, command) ? adminCommands[command] : undefined;
+  if (!spec) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);
+  // File names are this command line's: the server that may run the command has another working directory.
+  for (const flag of spec.paths ?? []) if (flags[flag] !== undefined) flags[flag] = path.resolve(flags[flag]!);
+  if (spec.offline) {
+    print(await runAdminCommand(null, command, flags), json);
+    return 0;
+  }
 
   // On PostgreSQL every instance and this command share the database: no socket, no lock to ask.
   const holder = config.database.url === null ? lockHolderPid(config.dataDir) : null;
   if (holder !== null) {
-    const response = await sendAdminRequest(config.dataDir, { command, flags }).catch((err: NodeJS.ErrnoException) => {
+    const response = await sendAdminRequest(config.dataDir, { command, flags }, spec.timeoutMs).catch((err: NodeJS.ErrnoException) => {
       // The holder is no server taking commands: another admin command, or a server still starting.
       if (err.code !== 'ENOENT' && err.code !== 'ECONNREFUSED') throw err;
       throw new AdminCommandError(

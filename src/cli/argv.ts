@@ -1,5 +1,8 @@
 import { AdminCommandError, type Flags } from './command.ts';
 
+/** Flags given alone mean `true` (`--include-key`); `--include-key=false` still says no. */
+const SWITCHES = new Set(['include-key']);
+
 /** `<words...> --flag value --flag=value --json`: the words name the command, the flags its inputs. */
 export function parseAdminArgs(argv: string[]): { command: string; flags: Flags; json: boolean } {
   const words: string[] = [];
@@ -17,7 +20,7 @@ export function parseAdminArgs(argv: string[]): { command: string; flags: Flags;
       json = true;
       continue;
     }
-    const value = inline ?? argv[++i];
+    const value = inline ?? (SWITCHES.has(name) ? 'true' : argv[++i]);
     if (value === undefined) throw new AdminCommandError(`--${name} needs a value`);
     flags[name] = value;
   }

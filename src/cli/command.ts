@@ -18,5 +18,11 @@ export interface AdminCommand {
   /** Flags it takes; those marked required must be present. */
   flags: Record<string, { required?: boolean; description: string }>;
   description: string;
+  /** Flags that name files: the command line makes them absolute (against its own directory) before the server sees them. */
+  paths?: readonly string[];
+  /** How long the command line waits for a running server to answer it (default 10 s). */
+  timeoutMs?: number;
+  /** Runs in the command line itself, with no store and no server (restore writes a new data directory). */
+  offline?: boolean;
   run(ctx: AppContext, flags: Flags): Promise<Record<string, unknown>>;
 }

@@ -12,6 +12,7 @@ import type { ApiKeyRole } from '../store/apiKeys.ts';
 import { CLI_ORIGIN, withOrigin } from '../services/audit.ts';
 import { auditCommands } from './auditCommands.ts';
 import { resetMfaByOperator } from '../services/mfa.ts';
+import { backupCommands } from './backupCommands.ts';
 import { bankPartnerCommands } from './bankPartnerCommands.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 import { secretsCommands } from './secretsCommands.ts';
@@ -112,10 +113,11 @@ export const adminCommands: Record<string, AdminCommand> = {
   ...bankPartnerCommands,
   ...secretsCommands,
   ...auditCommands,
+  ...backupCommands,
 };
 
 /** Runs a parsed command; business refusals come back as AdminCommandError with the problem's detail. */
-export async function runAdminCommand(ctx: AppContext, name: string, flags: Flags): Promise<Record<string, unknown>> {
+export async function runAdminCommand(ctx: AppContext | null, name: string, flags: Flags): Promise<Record<string, unknown>> {
   const command = Object.hasOwn(adminCommands, name) ? adminCommands[name] : undefined;
   if (!command) throw new AdminCommandError(`Unknown command "${name}". Commands: ${Object.keys(adminCommands).join('; ')}`);
   for (const [flag, spec] of Object.entries(command.flags)) {
@@ -123,9 +125,12 @@ export async function runAdminCommand(ctx: AppContext, name: string, flags: Flag
   }
   const unknown = Object.keys(flags).filter((flag) => !Object.hasOwn(command.flags, flag));
   if (unknown.length) throw new AdminCommandError(`${name} does not take --${unknown.join(', --')}`);
+  if (ctx === null && !command.offline) throw new Error(`${name} needs the store`);
+  if (ctx !== null && command.offline) throw new AdminCommandError(`${name} runs in the command line only, never in the server`);
   try {
-    // The operator is the actor of every change a command makes (the audit log's `cli`).
-    return await command.run(withOrigin(ctx, CLI_ORIGIN), flags);
+    // The operator is the actor of every change a command makes (the audit log's `cli`); an
+    // offline command (restore) has no store and no context.
+    return await command.run((ctx && withOrigin(ctx, CLI_ORIGIN))!, flags);
   } catch (err) {
     if (err instanceof AppError) throw new AdminCommandError(err.detail);
     throw err;

@@ -24,6 +24,7 @@ import { exportRoutes } from './pages/exports.ts';
 import { overviewRoutes } from './pages/overview.ts';
 import { quoteRoutes } from './pages/quotes.ts';
 import { securityRoutes } from './pages/security.ts';
+import { requestLogRoutes } from './pages/requestLogs.ts';
 import { settingsRoutes } from './pages/settings.ts';
 import { teamRoutes } from './pages/team.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
@@ -46,6 +47,7 @@ export function dashboard(ctx: AppContext): Middleware {
   quoteRoutes(router, ctx);
   exportRoutes(router, ctx);
   teamRoutes(router, ctx);
+  requestLogRoutes(router, ctx);
   settingsRoutes(router, ctx);
   auditRoutes(router, ctx);
   const routes = router.routes() as unknown as Middleware;

@@ -30,7 +30,7 @@ const fmt = {
   id: (name: string): string => `f${name.replace(/[^A-Za-z0-9_-]/g, '-')}`,
 };
 
-export type NavItem = 'overview' | 'applications' | 'quotes' | 'exports' | 'api-keys' | 'webhooks' | 'team' | 'settings' | 'audit' | 'security' | 'none';
+export type NavItem = 'overview' | 'applications' | 'quotes' | 'exports' | 'api-keys' | 'webhooks' | 'team' | 'settings' | 'audit' | 'security' | 'request-logs' | 'none';
 
 /** Renders `view` as the response, with what every page's layout needs. */
 export function render(koa: Context, view: string, data: Record<string, unknown> & { title: string; nav?: NavItem }, status = 200): void {

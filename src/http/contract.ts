@@ -231,6 +231,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     } catch (err) {
       return notRouted(koa, err);
     }
+    // For the request log (requestLog.ts), which records requests of recognised keys by operation.
     koa.state.operationId = operation.operationId;
     const c = { api, request: apiRequest, operation } as unknown as ApiContext;
     c.security = await runSecurity(operation, koa);

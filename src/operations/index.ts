@@ -12,6 +12,7 @@ import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
+import { requestLogOperations } from './requestLogs.ts';
 import { testModeOperations } from './testMode.ts';
 import { underwritingOperations } from './underwriting.ts';
 import { webhookOperations } from './webhooks.ts';
@@ -27,6 +28,9 @@ export const operationHandlers: OperationHandlers = {
   // webhooks and the events feed
   ...webhookOperations,
   ...eventOperations,
+
+  // the request log
+  ...requestLogOperations,
 
   // applications, documents and underwriting
   ...applicationOperations,

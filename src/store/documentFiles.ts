@@ -6,7 +6,7 @@
  * rename, not a copy).
  */
 import { createReadStream, rmSync, type ReadStream } from 'node:fs';
-import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isId } from '../ids.ts';
 
@@ -89,4 +89,14 @@ export async function openDocumentFile(dataDir: string, documentId: string): Pro
   const file = documentPath(dataDir, documentId);
   const { size } = await stat(file);
   return { stream: createReadStream(file), size };
+}
+
+/** A document's bytes, or null when its file is gone (deleted since). */
+export async function readDocumentFile(dataDir: string, documentId: string): Promise<Buffer | null> {
+  try {
+    return await readFile(documentPath(dataDir, documentId));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }

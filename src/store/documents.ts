@@ -67,3 +67,8 @@ export async function listDocuments(db: SqlExecutor, accountId: string, mortgage
   );
   return toPage(rows.map(toRecord), page.limit, (d) => d.documentId);
 }
+
+/** Every document's id, of every account (a backup copies their files). */
+export async function allDocumentIds(db: SqlExecutor): Promise<string[]> {
+  return (await db.all<{ id: string }>('SELECT id FROM documents ORDER BY id')).map((r) => r.id);
+}

@@ -456,7 +456,8 @@ describe('deleteTestData', () => {
     expect(liveRowsBefore.webhook_events).toBeGreaterThanOrEqual(2);
     const testRowsAfter = await rowsOf(`${owner.accountId}.test`);
     // The audit log is no test data: it keeps what happened, the deletion included (test/api/audit.test.ts).
-    const kept = new Set(['api_keys', 'audit_events', 'audit_chains']);
+    // The request log stays too: it records the calls (this DELETE among them), not test data, and ages out with REQUEST_LOG_RETENTION_DAYS.
+    const kept = new Set(['api_keys', 'audit_events', 'audit_chains', 'request_logs']);
     expect(Object.entries(testRowsAfter).filter(([table, n]) => n > 0 && !kept.has(table))).toEqual([]);
     expect(testRowsAfter.audit_events).toBe(testRowsBefore.audit_events! + 1);
     expect(testRowsAfter.api_keys).toBe(testRowsBefore.api_keys);

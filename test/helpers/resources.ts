@@ -67,6 +67,12 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     const { data: events } = await owner.client.GET('/v1/events', { params: { query: { event: 'application.approved', limit: 1 } } });
     return events!.data[0]!.eventId;
   },
+  async requestId(app, owner) {
+    // A request of the owner's, written to its request log (entries are written in batches after the answer).
+    const { response } = await owner.client.GET('/v1/account', {});
+    await app.flushRequestLogs();
+    return response.headers.get('x-request-id')!;
+  },
   async formatName(_app, owner) {
     // Names are unique per account: a fresh one each time a harness asks.
     const name = `matrix-${Math.random().toString(36).slice(2, 10)}`;

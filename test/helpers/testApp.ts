@@ -60,6 +60,8 @@ export interface TestApp {
   fetch(pathAndQuery: string, init?: RequestInit): Promise<Response>;
   /** With METRICS_PORT in `env` (0: a free port): the metrics listener's /metrics URL, else null. */
   metricsUrl: string | null;
+  /** Writes the request log entries waiting in memory (they are otherwise written about a second after each answer). */
+  flushRequestLogs(): Promise<void>;
   /** The same app (same limits, same state) served on ::1 too, for tests that need a second client address. */
   baseUrlOnIpv6Loopback(): Promise<string>;
   close(): Promise<void>;
@@ -116,7 +118,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ctx = createContext({ config, store, clock, log, tracer: options.tracer ?? null, ...(options.resolve ? { resolve: options.resolve } : {}) }) as AppContext & {
     store: SqlJsStore;
   };
-  const { app, api } = await buildApp(ctx);
+  const { app, api, requestLogs } = await buildApp(ctx);
   const callback = app.callback();
   const server = http.createServer(callback);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -156,6 +158,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     fetch: (pathAndQuery, init) => contractFetch(baseUrl + pathAndQuery, init),
     metricsUrl: metricsServer ? `http://${config.telemetry.metricsHost}:${metricsServer.port}/metrics` : null,
+    flushRequestLogs: () => requestLogs.flush(),
     async baseUrlOnIpv6Loopback() {
       if (!ipv6Server) {
         ipv6Server = http.createServer(callback);
@@ -171,6 +174,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await metricsServer?.close();
+      await requestLogs.stop();
       await store.close();
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });

@@ -208,6 +208,38 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
     return value;
   }
 
+  /**
+   * A consistent copy for a backup: the database image at one LSN, taken in the queue (writes wait
+   * only for the in-memory copy), with `alsoRead` run on the same state in the same job. Resolves
+   * once everything up to that LSN is durable in the journal, so the copy never holds a write the
+   * live store could still lose.
+   */
+  async backupImage<T>(alsoRead: (db: SqlExecutor) => Promise<T>): Promise<{ image: Uint8Array; lsn: number; read: T }> {
+    this.assertAccepting('backup', true);
+    const { taken, durable } = await this.queue.enqueue(async () => {
+      const connection = this.connection;
+      const select = (sql: string, params: SqlParams | undefined, mode: Mode) => {
+        if (!isPureRead(sql)) throw new Error('only SELECT statements are allowed in a backup read');
+        return connection.execute(sql, bindable(params), mode);
+      };
+      const executor: SqlExecutor = {
+        sealer: this.keyring,
+        memo: this.memo,
+        run: async () => {
+          throw new Error('run() is not allowed in a backup read');
+        },
+        get: async <R extends object = Row>(sql: string, params?: SqlParams) => select(sql, params, 'get') as R | undefined,
+        all: async <R extends object = Row>(sql: string, params?: SqlParams) => select(sql, params, 'all') as R[],
+        values: async (sql: string, params?: SqlParams) => select(sql, params, 'values') as SqlValue[][],
+      };
+      const read = await alsoRead(executor);
+      const lsn = this.lsn;
+      return { taken: { image: connection.export(lsn), lsn, read }, durable: this.journal.flushed() };
+    });
+    await durable;
+    return taken;
+  }
+
   isOpen(): boolean {
     return !this.closing && !this.health.degraded && !this.health.needsRebuild;
   }

@@ -1,7 +1,7 @@
 /** The embedded store's public face: its options, its figures, and what it offers beyond Store. */
 import type { FaultInjector } from '../core/files.ts';
 import type { SecretsKeyOptions } from '../core/sealing.ts';
-import type { Store } from '../store.ts';
+import type { SqlExecutor, Store } from '../store.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -56,6 +56,13 @@ export interface SqlJsStoreExtra {
    * environment instead: see docs/operators/storage-and-recovery.md#secrets-at-rest).
    */
   rotateSecretsKey(): Promise<{ keyId: string; previousKeyId: string; resealed: number; keyFile: string }>;
+  /**
+   * The database image at one LSN for a backup, and what `alsoRead` read of the same state
+   * (engine.ts: taken in the queue, resolved once durable).
+   */
+  backupImage<T>(alsoRead: (db: SqlExecutor) => Promise<T>): Promise<{ image: Uint8Array; lsn: number; read: T }>;
+  /** The key file in use (null when the key comes from SECRETS_KEY). */
+  readonly keySource: { keyFile: string | null };
   /** Where the sealing key comes from, its id, and how many sealed values there are. */
   secretsStatus(): Promise<{ keyId: string; source: 'environment' | 'file'; keyFile: string | null; sealedValues: number }>;
 }

@@ -1,0 +1,105 @@
+/**
+ * The cost of the request log: POST /v1/quotes with request logging on (REQUEST_LOGS=on, the
+ * default) and off, on two services started alike (each its own child process and data
+ * directory), measured in alternating rounds so that the machine's other load weighs on both
+ * alike. The figure is the median of the rounds' on/off throughput ratios (each pair measured
+ * back to back), which one burst of load elsewhere on a shared machine moves far less than the
+ * totals; the totals and the server's CPU per request are printed beside it.
+ * Goal (issue 28): throughput with logging on ≥ 0.95× with it off (≤ 5 % slower).
+ *
+ * Run: node scripts/bench/requestLogs.ts   (REQUEST_LOGS_BENCH_SECONDS=4 per round, 6 rounds each)
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { processCpuMicros } from '../lib/processCpu.ts';
+import { createAccountWithCli, startService, type ServiceProcess } from '../lib/spawnService.ts';
+import { fmt, reportGoal } from './goals.ts';
+
+const CONNECTIONS = 50;
+const SECONDS = Math.min(60, Math.max(1, Number(process.env.REQUEST_LOGS_BENCH_SECONDS ?? 4)));
+const ROUNDS = 6;
+const REQUEST_BODY = JSON.stringify({ amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 });
+
+interface Totals {
+  requests: number;
+  seconds: number;
+  cpuUs: number;
+  failures: number;
+}
+
+/** Runs one round; returns its throughput (req/s). */
+async function round(service: ServiceProcess, apiKey: string, seconds: number, totals?: Totals): Promise<number> {
+  const before = await processCpuMicros(service.pid);
+  const result = await autocannon({
+    url: `${service.baseUrl}/v1/quotes`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: REQUEST_BODY,
+    connections: CONNECTIONS,
+    duration: seconds,
+    timeout: 10,
+  });
+  const after = await processCpuMicros(service.pid);
+  if (!totals) return 0;
+  totals.requests += result.requests.total;
+  totals.seconds += seconds;
+  totals.failures += result.non2xx + result.errors + result.timeouts;
+  if (before && after) totals.cpuUs += after.userUs - before.userUs + (after.systemUs - before.systemUs);
+  return result.requests.total / seconds;
+}
+
+async function started(name: string, requestLogs: 'on' | 'off'): Promise<{ service: ServiceProcess; apiKey: string; dataDir: string }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `mos-bench-reqlogs-${name}-`));
+  const { apiKey } = await createAccountWithCli(dataDir, 'Bench Lending');
+  const service = await startService({ dataDir, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', REQUEST_LOGS: requestLogs } });
+  return { service, apiKey, dataDir };
+}
+
+export async function run(): Promise<void> {
+  console.log(`requestLogs: POST /v1/quotes with REQUEST_LOGS=on vs off, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s each, ${os.cpus().length} CPUs`);
+  const on = await started('on', 'on');
+  const off = await started('off', 'off');
+  try {
+    await round(on.service, on.apiKey, 2);
+    await round(off.service, off.apiKey, 2);
+    const totals = { on: { requests: 0, seconds: 0, cpuUs: 0, failures: 0 }, off: { requests: 0, seconds: 0, cpuUs: 0, failures: 0 } };
+    const ratios: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      // Alternate which goes first, so neither always runs on a warmer (or busier) machine.
+      const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      const rate = { on: 0, off: 0 };
+      for (const which of order) {
+        const target = which === 'on' ? on : off;
+        rate[which] = await round(target.service, target.apiKey, SECONDS, totals[which]);
+      }
+      ratios.push(rate.on / Math.max(1, rate.off));
+    }
+    ratios.sort((a, b) => a - b);
+    const median = (ratios[(ratios.length - 1) >> 1]! + ratios[ratios.length >> 1]!) / 2;
+    // Recorded rows: the service with logging on wrote (nearly) every request; off wrote none.
+    const perSec = (t: Totals) => t.requests / t.seconds;
+    const cpu = (t: Totals) => (t.requests ? t.cpuUs / t.requests : 0);
+    for (const [name, t] of Object.entries(totals)) {
+      console.log(`  logging ${name.padEnd(3)} ${perSec(t).toFixed(0).padStart(7)} req/s  server CPU ${cpu(t).toFixed(1)} µs/request${t.failures ? `  (${t.failures} failed)` : ''}`);
+    }
+    const ratio = median;
+    console.log(`  on/off per round ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median.toFixed(3)}×`);
+    const failed = totals.on.failures + totals.off.failures > 0 ? ' (with failed requests)' : '';
+    console.log(`  totals on/off ${(perSec(totals.on) / perSec(totals.off)).toFixed(3)}×  CPU per request on/off ${(cpu(totals.on) / Math.max(1, cpu(totals.off))).toFixed(3)}×`);
+    reportGoal(
+      'POST /v1/quotes with request logging on vs off',
+      `${fmt(perSec(totals.on))} vs ${fmt(perSec(totals.off))} req/s, median round ${ratio.toFixed(3)}×${failed}`,
+      '≥ 0.95× (≤ 5 % slower)',
+      ratio >= 0.95 && failed === '',
+    );
+  } finally {
+    await Promise.all([on.service.stop(), off.service.stop()]);
+    await Promise.all([rm(on.dataDir, { recursive: true, force: true }), rm(off.dataDir, { recursive: true, force: true })]);
+  }
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) await run();

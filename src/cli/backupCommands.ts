@@ -1,0 +1,61 @@
+/**
+ * `backup` and `restore` of the embedded store (docs/operators/backups.md). `backup` runs inside
+ * the server when one holds the data directory (through the admin socket: the copy is taken while
+ * it serves), or opens the store itself when none does. `restore` never touches a store: it
+ * verifies the file and writes a new data directory, which the service then opens as any other.
+ */
+import { isAbsolute } from 'node:path';
+import { AdminCommandError, type AdminCommand } from './command.ts';
+
+/** Loaded when a backup command runs: every other command of the command line starts without it. */
+const backups = () => import('../services/backups.ts');
+
+export const backupCommands: Record<string, AdminCommand> = {
+  backup: {
+    description:
+      'Write a consistent copy of the embedded store (database at one LSN, documents) to a new file, with its checksum, while the service runs; ' +
+      '--include-key also puts the sealing key and the bank secret in it. On PostgreSQL, use pg_dump (docs/operators/backups.md).',
+    flags: {
+      to: { required: true, description: 'the backup file to create (it must not exist)' },
+      'include-key': { description: 'include the key files (alone or =true; default false: keep them apart, see docs/operators/backups.md)' },
+    },
+    paths: ['to'],
+    timeoutMs: 30 * 60_000,
+    async run(ctx, flags) {
+      const { BackupInvalidError, KeyNotInFileError, embeddedStore, takeBackup } = await backups();
+      const store = embeddedStore(ctx);
+      if (!store) {
+        throw new AdminCommandError(
+          'backup copies the embedded store; this service runs on PostgreSQL (DATABASE_URL): back it up with pg_dump, or a base backup with WAL archiving, as docs/operators/backups.md shows',
+        );
+      }
+      const includeKey = flags['include-key'] ?? 'false';
+      if (includeKey !== 'true' && includeKey !== 'false') throw new AdminCommandError(`--include-key must be true or false, got "${includeKey}"`);
+      if (!isAbsolute(flags.to!)) throw new AdminCommandError(`--to must be an absolute path, got "${flags.to}"`);
+      try {
+        return { ...(await takeBackup(ctx, store, flags.to!, includeKey === 'true')) };
+      } catch (err) {
+        if (err instanceof BackupInvalidError || err instanceof KeyNotInFileError) throw new AdminCommandError(err.message);
+        throw err;
+      }
+    },
+  },
+  restore: {
+    description: 'Verify a backup file, then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
+    flags: {
+      from: { required: true, description: 'the backup file' },
+      'data-dir': { required: true, description: 'the directory to restore into (empty or new)' },
+    },
+    paths: ['from', 'data-dir'],
+    offline: true,
+    async run(_ctx, flags) {
+      const { BackupInvalidError, restoreFromBackup } = await backups();
+      try {
+        return { ...(await restoreFromBackup(flags.from!, flags['data-dir']!)) };
+      } catch (err) {
+        if (err instanceof BackupInvalidError) throw new AdminCommandError(err.message);
+        throw err;
+      }
+    },
+  },
+};

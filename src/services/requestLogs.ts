@@ -1,0 +1,216 @@
+/**
+ * The request log lenders read: every /v1 request a key of an account made, recorded by the edge
+ * after the answer into a bounded in-memory buffer and written in batches by background work, so
+ * that recording adds no write to any request's path. Listing, one entry by request id, and the
+ * retention sweep (REQUEST_LOG_RETENTION_DAYS).
+ */
+import type { components } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
+import { isLivemode } from '../domain/accounts/environments.ts';
+import { fail } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
+import {
+  findRequestLog,
+  insertRequestLogs,
+  keyNames,
+  listRequestLogs as listRequestLogRecords,
+  pruneRequestLogsBefore,
+  type RequestLogEntry,
+  type RequestLogRecord,
+} from '../store/requestLogs.ts';
+import { createdRangeOrRefuse } from './createdRange.ts';
+
+export type RequestLog = components['schemas']['RequestLog'];
+type Problem = components['schemas']['Problem'];
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Entries the buffer holds at most; when it is full the oldest are dropped (and counted). */
+const REQUEST_LOG_BUFFER_LIMIT = 10_000;
+/** A flush is started as soon as this many entries wait. */
+const FLUSH_BATCH = 500;
+/** And at least this often while any wait. */
+const FLUSH_INTERVAL_MS = 1_000;
+
+export interface RequestLogRecorder {
+  /** Takes one entry: no I/O, no await (the edge calls it after answering). */
+  record(entry: RequestLogEntry): void;
+  /** Writes every entry taken so far (tests, and shutdown). */
+  flush(): Promise<void>;
+  /** Entries dropped because the buffer was full, since start. */
+  readonly dropped: number;
+  /** Stops the timer and writes what is left: called on shutdown before the store closes. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The recorder the app wires behind its edge. Bounded memory: at most REQUEST_LOG_BUFFER_LIMIT
+ * entries wait; past that the oldest go, counted, with a warning per flush that saw drops (the
+ * store is slower than the traffic, or failing). A failed flush keeps its entries for the next.
+ */
+export function requestLogRecorder(ctx: AppContext): RequestLogRecorder {
+  let buffer: RequestLogEntry[] = [];
+  let dropped = 0;
+  let droppedSinceWarning = 0;
+  let writing: Promise<void> = Promise.resolve();
+  let scheduled = false;
+  let stopped = false;
+
+  const writeOnce = async (): Promise<void> => {
+    if (droppedSinceWarning > 0) {
+      ctx.log.warn({ dropped: droppedSinceWarning, droppedTotal: dropped }, 'request log buffer full: oldest entries dropped');
+      droppedSinceWarning = 0;
+    }
+    while (buffer.length > 0) {
+      const batch = buffer.splice(0, FLUSH_BATCH);
+      try {
+        await writeRequestLogs(ctx, batch);
+      } catch (err) {
+        // Put them back in front, within the bound, and try again on the next flush.
+        const room = Math.max(0, REQUEST_LOG_BUFFER_LIMIT - buffer.length);
+        const kept = batch.slice(Math.max(0, batch.length - room));
+        dropped += batch.length - kept.length;
+        buffer = [...kept, ...buffer];
+        ctx.log.warn({ err, waiting: buffer.length }, 'request log flush failed; retrying later');
+        return;
+      }
+    }
+  };
+  const flush = (): Promise<void> => {
+    scheduled = false;
+    writing = writing.then(writeOnce);
+    return writing;
+  };
+  const timer = setInterval(() => {
+    if (buffer.length > 0 && !scheduled) void flush();
+  }, FLUSH_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    record(entry) {
+      if (stopped) return;
+      if (buffer.length >= REQUEST_LOG_BUFFER_LIMIT) {
+        buffer.shift();
+        dropped++;
+        droppedSinceWarning++;
+      }
+      buffer.push(entry);
+      if (buffer.length >= FLUSH_BATCH && !scheduled) {
+        scheduled = true;
+        setImmediate(() => void flush());
+      }
+    },
+    flush,
+    get dropped() {
+      return dropped;
+    },
+    async stop() {
+      clearInterval(timer);
+      await flush();
+      stopped = true;
+    },
+  };
+}
+
+/** Writes a batch in one transaction, with each key's name as it is now. */
+async function writeRequestLogs(ctx: AppContext, batch: readonly RequestLogEntry[]): Promise<void> {
+  if (batch.length === 0) return;
+  await ctx.store.transaction(async (tx) => {
+    const names = await keyNames(tx, [...new Set(batch.map((e) => e.keyId))]);
+    const records: RequestLogRecord[] = batch.map(({ arrivedAt, ...entry }) => ({
+      ...entry,
+      id: newId('rlg', arrivedAt),
+      keyName: names.get(entry.keyId) ?? null,
+      createdAt: new Date(arrivedAt).toISOString(),
+    }));
+    await insertRequestLogs(tx, records);
+  });
+}
+
+/** The oldest moment whose entries are still kept at `now`. */
+function retentionCutoff(ctx: AppContext): string {
+  return new Date(ctx.clock.now().getTime() - ctx.config.requestLogs.retentionDays * DAY_MS).toISOString();
+}
+
+function toRequestLog(r: RequestLogRecord): RequestLog {
+  return {
+    requestId: r.requestId,
+    createdAt: r.createdAt,
+    keyId: r.keyId,
+    keyName: r.keyName,
+    method: r.method,
+    operationId: r.operationId,
+    path: r.path,
+    status: r.status,
+    latencyMs: r.latencyMs,
+    clientAddress: r.clientAddress,
+    idempotencyKey: r.idempotencyKey,
+    idempotentReplayed: r.idempotentReplayed,
+    // The text as it was sent; parsed, it serialises back to the same document.
+    problem: r.problem === null ? null : (JSON.parse(r.problem) as Problem),
+    livemode: isLivemode(r.accountId),
+  };
+}
+
+type StatusClass = '2xx' | '3xx' | '4xx' | '5xx';
+
+export interface RequestLogFilter {
+  status?: number | undefined;
+  statusClass?: StatusClass | undefined;
+  keyId?: string | undefined;
+  operationId?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+}
+
+/** The environment's request log, newest first, within the retention period. */
+export async function listRequestLogs(ctx: AppContext, accountId: string, filter: RequestLogFilter, page: PageRequest): Promise<Page<RequestLog>> {
+  const { createdFrom, createdTo } = createdRangeOrRefuse(filter);
+  const classFrom = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100;
+  const found = await ctx.store.read((db) =>
+    listRequestLogRecords(
+      db,
+      {
+        accountId,
+        keptSince: retentionCutoff(ctx),
+        status: filter.status,
+        statusFrom: classFrom,
+        statusBelow: classFrom === undefined ? undefined : classFrom + 100,
+        keyId: filter.keyId,
+        operationId: filter.operationId,
+        createdFrom,
+        createdTo,
+      },
+      page,
+    ),
+  );
+  return { ...found, items: found.items.map(toRequestLog) };
+}
+
+/** The environment's newest entry for a request id; 404 when there is none (another account's, not yet written, or past retention). */
+export async function getRequestLog(ctx: AppContext, accountId: string, requestId: string): Promise<RequestLog> {
+  const found = await ctx.store.read((db) => findRequestLog(db, accountId, requestId, retentionCutoff(ctx)));
+  if (!found) {
+    throw fail.notFound(
+      `There is no request ${requestId} in your request log (entries appear about a second after the answer and are kept for ${ctx.config.requestLogs.retentionDays} days).`,
+    );
+  }
+  return toRequestLog(found);
+}
+
+/** How often entries past retention are deleted. */
+export const REQUEST_LOG_PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** Entries deleted per transaction, so the store is never held for long. */
+const PRUNE_BATCH = 1000;
+
+/** One run of the retention sweep, exactly as the background task runs it: how many entries it deleted. */
+export async function pruneExpiredRequestLogs(ctx: AppContext): Promise<number> {
+  const cutoff = retentionCutoff(ctx);
+  let deleted = 0;
+  for (;;) {
+    const taken = await ctx.store.transaction((tx) => pruneRequestLogsBefore(tx, cutoff, PRUNE_BATCH));
+    deleted += taken;
+    if (taken < PRUNE_BATCH) return deleted;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The dashboard's Request logs page (admins): a lender finds a failed API request by the request id
+ * its problem gave and sees the problem body it was answered with; the list filters like the API
+ * and links each row to its operation in the reference; a member gets 403; another account's
+ * request is not found.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
+import { DashboardClient, signUpWith } from './httpClient.ts';
+
+const PASSWORD = 'correct horse battery staple';
+let app: TestApp;
+let admin: DashboardClient;
+let api: ApiClient;
+let failedRequestId: string;
+let okRequestId: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const signedUp = await signUpWith(app.baseUrl, { name: 'Logged Lending', email: 'lee@logged.test', password: PASSWORD });
+  admin = signedUp.client;
+  api = apiClient(app.baseUrl, signedUp.firstKey);
+  const failed = await api.POST('/v1/quotes', { body: { amount: 350000, term: 360 } });
+  expect(failed.response.status).toBe(400);
+  failedRequestId = failed.error!.requestId;
+  okRequestId = (await api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } })).response.headers.get('x-request-id')!;
+  await app.flushRequestLogs();
+}, 60_000);
+afterAll(() => app?.close());
+
+describe('the Request logs page', () => {
+  it('is in the admins\' navigation and lists requests newest first, each linked to its operation in the reference', async () => {
+    const page = await admin.get('/dashboard/request-logs');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('href="/dashboard/request-logs" aria-current="page"');
+    expect(page.body.indexOf(okRequestId)).toBeGreaterThan(-1);
+    expect(page.body.indexOf(okRequestId)).toBeLessThan(page.body.indexOf(failedRequestId));
+    expect(page.body).toContain('href="/docs#operation/createQuote"');
+  });
+
+  it('filters by status class, status and operation as the API does', async () => {
+    const failures = await admin.get('/dashboard/request-logs?statusClass=4xx');
+    expect(failures.body).toContain(failedRequestId);
+    expect(failures.body).not.toContain(okRequestId);
+    const created = await admin.get('/dashboard/request-logs?status=201&operationId=createQuote');
+    expect(created.body).toContain(okRequestId);
+    expect(created.body).not.toContain(failedRequestId);
+    const none = await admin.get('/dashboard/request-logs?operationId=listWebhooks');
+    expect(none.body).toContain('No requests recorded that match these filters');
+  });
+
+  it('finds a failed request by its id and shows the problem body it was answered with', async () => {
+    const search = await admin.get(`/dashboard/request-logs?requestId=${failedRequestId}`);
+    expect(search.status).toBe(303);
+    expect(search.headers.get('location')).toBe(`/dashboard/request-logs/${failedRequestId}`);
+    const detail = await admin.get(search.headers.get('location')!);
+    expect(detail.status).toBe(200);
+    expect(detail.body).toContain(`Request <code>${failedRequestId}</code>`);
+    expect(detail.body).toContain('&quot;code&quot;: &quot;validation_failed&quot;');
+    expect(detail.body).toContain('&quot;pointer&quot;: &quot;/term&quot;');
+    expect(detail.body).toContain('href="/docs#operation/createQuote"');
+  });
+
+  it("answers 404 for another account's request id", async () => {
+    const other = await app.newAccount('Other Lending');
+    const theirs = (await other.client.GET('/v1/account', {})).response.headers.get('x-request-id')!;
+    await app.flushRequestLogs();
+    expect((await admin.get(`/dashboard/request-logs/${theirs}`)).status).toBe(404);
+  });
+
+  it('is for admins: a member gets 403 and no navigation entry', async () => {
+    const invited = await admin.submit('/dashboard/team', '/dashboard/team/invitations', { '/email': 'mo@logged.test', '/role': 'member' });
+    const link = new URL(/id="invitation-link">([^<]+)</.exec(invited.body)![1]!).pathname;
+    const member = new DashboardClient(app.baseUrl);
+    expect((await member.post(link, { '/password': 'another long passphrase' }, { csrfFrom: (await member.get(link)).body })).status).toBe(303);
+    expect((await member.get('/dashboard/request-logs')).status).toBe(403);
+    expect((await member.get(`/dashboard/request-logs/${failedRequestId}`)).status).toBe(403);
+    expect((await member.get('/dashboard')).body).not.toContain('href="/dashboard/request-logs"');
+  });
+});
