@@ -6,6 +6,7 @@ import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
+import { sweepRateLocks } from './services/rateLocks.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -46,6 +47,9 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     // Events past EVENT_RETENTION_DAYS, with their deliveries and delivery log (the feed hides them already).
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
+    // Rate locks due expire (rate_lock.expired) and those near expiry are warned (rate_lock.expiring),
+    // each environment on its own clock; once across instances (conditional updates, SKIP LOCKED).
+    every('rate-lock-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepRateLocks(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -44,6 +44,8 @@ export interface Config {
    * still working on.
    */
   eventRetentionDays: number;
+  /** Rate locks (issue 29). */
+  rateLocks: RateLockConfig;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -114,6 +116,17 @@ interface DatabaseConfig {
 }
 
 /** Settings of webhook delivery; see docs/partners/webhooks.md. */
+interface RateLockConfig {
+  /**
+   * RATE_LOCK_EXPIRING_LEAD_HOURS: how long before a rate lock's expiry `rate_lock.expiring` is
+   * sent, in hours (default 72, from 1 to 720). The same for every account: a lead time is a
+   * notification policy of the service, not a price of the rate sheet.
+   */
+  expiringLeadHours: number;
+  /** RATE_LOCK_SWEEP_INTERVAL_MS: how often the background job expires due locks and sends due warnings (default 60000, from 100 to 3600000). */
+  sweepIntervalMs: number;
+}
+
 export interface WebhookConfig {
   /**
    * WEBHOOK_ALLOWED_HOSTS: comma-separated host names or IP addresses that endpoints may use even
@@ -249,6 +262,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const eventRetentionDays = integer(env, 'EVENT_RETENTION_DAYS', 30, 7, 3650, problems);
 
+  const rateLocks: RateLockConfig = {
+    expiringLeadHours: integer(env, 'RATE_LOCK_EXPIRING_LEAD_HOURS', 72, 1, 720, problems),
+    sweepIntervalMs: integer(env, 'RATE_LOCK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000, problems),
+  };
+
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
@@ -302,6 +320,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     bank,
     webhooks,
     eventRetentionDays,
+    rateLocks,
     documentMaxBytes,
     exportBatchSize,
     secrets,

@@ -11,6 +11,7 @@ import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
+import { rateLockOperations } from './rateLocks.ts';
 import { testModeOperations } from './testMode.ts';
 import { underwritingOperations } from './underwriting.ts';
 import { webhookOperations } from './webhooks.ts';
@@ -22,6 +23,7 @@ export const operationHandlers: OperationHandlers = {
   // quotes and pricing
   ...quoteOperations,
   ...pricingOperations,
+  ...rateLockOperations,
 
   // webhooks and the events feed
   ...webhookOperations,
