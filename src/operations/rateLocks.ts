@@ -10,7 +10,7 @@ export const rateLockOperations = {
   }),
 
   listRateLocks: async ({ query }, ctx) => {
-    const page = await listRateLocks(ctx, ctx.principal.accountId, { status: query.status }, { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, 'lck') });
+    const page = await listRateLocks(ctx, ctx.principal.accountId, { status: query.status, mortgageId: query.mortgageId }, { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, 'lck') });
     return { status: 200, body: listBody(page) };
   },
 

@@ -26,8 +26,8 @@ import {
   insertRateLock,
   listRateLocks as listRateLockRecords,
   markExpiringNotified,
+  type RateLockFilter,
   type RateLockRecord,
-  type RateLockStatus,
   type SweepScope,
 } from '../store/rateLocks.ts';
 import type { Tx } from '../store/store.ts';
@@ -145,7 +145,7 @@ export async function getRateLock(ctx: AppContext, accountId: string, lockId: st
 export async function listRateLocks(
   ctx: AppContext,
   accountId: string,
-  filter: { status?: RateLockStatus | undefined },
+  filter: RateLockFilter,
   page: PageRequest,
 ): Promise<Page<RateLock>> {
   const found = await ctx.store.read((db) => listRateLockRecords(db, accountId, filter, page));

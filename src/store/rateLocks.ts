@@ -13,7 +13,7 @@ import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
 /** A stored lock as the API shows it, less `livemode` (the owner's mode, added by the use case). */
 export type RateLockRecord = Omit<components['schemas']['RateLock'], 'livemode'>;
-export type RateLockStatus = components['schemas']['RateLockStatus'];
+type RateLockStatus = components['schemas']['RateLockStatus'];
 
 interface RateLockRow {
   id: string;
@@ -127,20 +127,27 @@ export async function findActiveRateLock(
   return row && toRecord(row);
 }
 
-/** The account's locks, newest first, optionally of one status. */
+export interface RateLockFilter {
+  status?: RateLockStatus | undefined;
+  mortgageId?: string | undefined;
+}
+
+/** The account's locks, newest first, optionally of one status and of one application. */
 export async function listRateLocks(
   db: SqlExecutor,
   accountId: string,
-  filter: { status?: RateLockStatus | undefined },
+  filter: RateLockFilter,
   page: PageRequest,
 ): Promise<Page<RateLockRecord>> {
   const after = page.afterId ?? null;
   const status = filter.status ?? null;
+  const mortgageId = filter.mortgageId ?? null;
   const rows = await db.all<RateLockRow>(
     `SELECT ${COLUMNS} FROM rate_locks
-      WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR status = ?) AND (CAST(? AS TEXT) IS NULL OR id < ?)
+      WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR status = ?) AND (CAST(? AS TEXT) IS NULL OR mortgage_id = ?)
+        AND (CAST(? AS TEXT) IS NULL OR id < ?)
       ORDER BY id DESC LIMIT ?`,
-    [accountId, status, status, after, after, page.limit + 1],
+    [accountId, status, status, mortgageId, mortgageId, after, after, page.limit + 1],
   );
   return toPage(rows.map(toRecord), page.limit, (lock) => lock.lockId);
 }

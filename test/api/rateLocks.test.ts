@@ -268,6 +268,19 @@ describe('listRateLocks', () => {
     const { data: cancelled } = await account.client.GET('/v1/rate-locks', { params: { query: { status: 'cancelled' } } });
     expect(cancelled!.data.map((l) => l.lockId)).toEqual([ids[1]]);
   });
+
+  it('an application’s active lock: filtered by mortgageId and status', async () => {
+    const account = await app.newAccount('Application Lock');
+    const mortgageId = await application(account.client);
+    const { data: first } = await lock((await quote(account.client)).quoteId, { periodDays: 30, mortgageId }, account.client);
+    await account.client.POST('/v1/rate-locks/{lockId}/cancel', { params: { path: { lockId: first!.lockId } } });
+    const { data: second } = await lock((await quote(account.client)).quoteId, { periodDays: 60, mortgageId }, account.client);
+    await lock((await quote(account.client)).quoteId, { periodDays: 30 }, account.client);
+    const { data: active } = await account.client.GET('/v1/rate-locks', { params: { query: { mortgageId, status: 'active' } } });
+    expect(active!.data).toEqual([second]);
+    const { data: all } = await account.client.GET('/v1/rate-locks', { params: { query: { mortgageId } } });
+    expect(all!.data.map((l) => l.lockId)).toEqual([second!.lockId, first!.lockId]);
+  });
 });
 
 describe('rate lock events', () => {

@@ -716,7 +716,8 @@ export interface paths {
         };
         /**
          * List rate locks
-         * @description The account's rate locks, newest first, optionally only those in one status.
+         * @description The account's rate locks, newest first, optionally only those in one status or of one
+         *     application (`?mortgageId=…&status=active` is the application's active lock, if any).
          */
         get: operations["listRateLocks"];
         put?: never;
@@ -5858,6 +5859,11 @@ export interface operations {
                  * @example active
                  */
                 status?: components["schemas"]["RateLockStatus"];
+                /**
+                 * @description Only locks made for this application.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId?: components["schemas"]["MortgageId"];
                 /**
                  * @description The page size.
                  * @example 20
