@@ -785,6 +785,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quotes/{quoteId}/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock a quote's rate
+         * @description Locks the quote's rate and fees for one of the rate sheet's lock periods (30, 45 or 60 days by
+         *     default): the lock holds the quote's rate plus the period's `rateAdjustment`, and its fees,
+         *     until `expiresAt` (the environment's time now plus `periodDays`), whatever the rate sheet
+         *     becomes. Optionally for an application of the account (`mortgageId`), which then shows the lock.
+         *     Publishes `rate_lock.created`.
+         *
+         *     `422 quote_expired` for a quote past its `expiresAt`, `422 lock_period_not_offered` for a
+         *     period the sheet does not offer, `422 application_not_found` for an unknown `mortgageId`;
+         *     `409 rate_lock_exists` when the quote or the application already has an active lock.
+         */
+        post: operations["lockQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rate locks
+         * @description The account's rate locks, newest first, optionally only those in one status or of one
+         *     application (`?mortgageId=…&status=active` is the application's active lock, if any).
+         */
+        get: operations["listRateLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-locks/{lockId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a rate lock
+         * @description The lock with the figures it was made with. A lock past its `expiresAt` reads `expired` once
+         *     the background job has expired it (within a minute). Another account's lock answers 404.
+         */
+        get: operations["getRateLock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-locks/{lockId}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a rate lock
+         * @description Moves an active lock's `expiresAt` later by `days`, for the lock's `extensionFeePerDay` per
+         *     day (added to `extensionFees`). The rate and fees stay as locked. An extension re-arms the
+         *     `rate_lock.expiring` warning for the new expiry. Publishes `rate_lock.extended`.
+         *     `409 rate_lock_not_active` for an expired or cancelled lock; `400` when extensions would add
+         *     more than 180 days to the lock in all (lock the quote again instead).
+         */
+        post: operations["extendRateLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-locks/{lockId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a rate lock
+         * @description Gives up an active lock: `cancelled` is final. Publishes `rate_lock.cancelled`.
+         *     `409 rate_lock_not_active` for an expired or already cancelled lock.
+         */
+        post: operations["cancelRateLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mortgages/export": {
         parameters: {
             query?: never;
@@ -989,6 +1104,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the test environment's clock (test mode)
+         * @description The test environment's time: real time plus what `POST /v1/test/clock/advance` added since
+         *     the last reset. Test mode only: a live key gets `404`. Needs an admin key.
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the test environment's clock forward (test mode)
+         * @description Moves the test environment's clock forward by `by`, an ISO 8601 duration (`P31D`), at most
+         *     ten years in all. Everything time-driven in the environment then happens as if that time had
+         *     passed: rate locks past their new `expiresAt` expire (with `rate_lock.expiring` and
+         *     `rate_lock.expired` sent) before the answer, quotes past theirs can no longer be locked, and
+         *     pending webhook retries come due that much sooner. Live is never affected. The clock only
+         *     moves forward; `POST /v1/test/clock/reset` (or `DELETE /v1/test/data`) returns it to real time.
+         *
+         *     Test mode only: a live key gets `404`. Needs an admin key.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test/clock/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Return the test environment's clock to real time (test mode)
+         * @description Sets the test environment's clock back to real time. Records made while it was ahead keep
+         *     their times (a lock that expired stays expired; one whose `expiresAt` lies further ahead now
+         *     simply expires later). `DELETE /v1/test/data` resets the clock too.
+         *
+         *     Test mode only: a live key gets `404`. Needs an admin key.
+         */
+        post: operations["resetTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "application.approved": {
@@ -1027,6 +1214,106 @@ export interface webhooks {
          *     uploaded for a mortgage application.
          */
         post: operations["documentUploadedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock created
+         * @description Sent to every registered endpoint that chose `rate_lock.created` when a quote's rate is locked (`POST /v1/quotes/{quoteId}/lock`).
+         */
+        post: operations["rateLockCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.extended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock extended
+         * @description Sent to every registered endpoint that chose `rate_lock.extended` when an active lock is extended; `expiresAt` is the new expiry.
+         */
+        post: operations["rateLockExtendedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock expiring
+         * @description Sent once to every registered endpoint that chose `rate_lock.expiring` when an active lock is within the warning lead time of its expiry (`RATE_LOCK_EXPIRING_LEAD_HOURS`, 72 hours by default). An extension re-arms the warning for the new expiry.
+         */
+        post: operations["rateLockExpiringEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock expired
+         * @description Sent to every registered endpoint that chose `rate_lock.expired` when an active lock reaches `expiresAt` without being extended or cancelled. Sent once, whatever the number of instances running.
+         */
+        post: operations["rateLockExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock cancelled
+         * @description Sent to every registered endpoint that chose `rate_lock.cancelled` when an active lock is cancelled (`POST /v1/rate-locks/{lockId}/cancel`).
+         */
+        post: operations["rateLockCancelledEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1105,6 +1392,8 @@ export interface components {
              *     | `application_not_editable` | 409 | `updateApplication`: only a draft can be edited |
              *     | `application_closed` | 409 | `uploadDocument`: the application takes no more documents |
              *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
+             *     | `rate_lock_not_active` | 409 | `extendRateLock`, `cancelRateLock`: the lock has expired or was cancelled (`currentStatus`) |
+             *     | `rate_lock_exists` | 409 | `lockQuote`: the quote, or the application, already has an active lock (`existingLockId`) |
              *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
              *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`, `recoverWebhookEvents`: the endpoint is disabled |
              *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
@@ -1122,6 +1411,9 @@ export interface components {
              *     | `invalid_rate_sheet` | 422 | `updatePricing`: the sheet breaks its rules |
              *     | `quote_not_found` | 422 | `createApplication`, `updateApplication`: `quoteId` names no quote of the account |
              *     | `quote_mismatch` | 422 | `createApplication`, `updateApplication`: the quote is for another amount or term |
+             *     | `lock_period_not_offered` | 422 | `lockQuote`: `periodDays` is not one of the rate sheet's `lockPeriods` |
+             *     | `quote_expired` | 422 | `lockQuote`: the quote's `expiresAt` has passed |
+             *     | `application_not_found` | 422 | `lockQuote`: `mortgageId` names no application of the account |
              *     | `invalid_underwriting_rules` | 422 | `updateUnderwritingRules`: the rules contradict each other |
              *     | `last_admin_key` | 422 | `revokeApiKey`: the account's last active admin key |
              *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
@@ -1658,6 +1950,18 @@ export interface components {
              * @example 30
              */
             lockPeriodDays: number;
+            /**
+             * @description The lock periods offered, each with its rate adjustment (`POST /v1/quotes/{quoteId}/lock`
+             *     chooses one by its days). Optional: a sheet without it offers 30 days at +0, 45 days at
+             *     +0.125 and 60 days at +0.25 percentage points.
+             */
+            lockPeriods?: components["schemas"]["RateSheetLockPeriod"][];
+            /**
+             * @description The fee per day of a rate lock's extension, in major units (at most two decimals).
+             *     Optional: a sheet without it charges 25.
+             * @example 25
+             */
+            lockExtensionFeePerDay?: number;
         };
         /**
          * @description An account's pricing: what every quote of the account is priced from. A quote's rate is the
@@ -1715,6 +2019,18 @@ export interface components {
              * @example 30
              */
             lockPeriodDays: number;
+            /**
+             * @description The lock periods offered, each with its rate adjustment (`POST /v1/quotes/{quoteId}/lock`
+             *     chooses one by its days). Optional: a sheet without it offers 30 days at +0, 45 days at
+             *     +0.125 and 60 days at +0.25 percentage points.
+             */
+            lockPeriods?: components["schemas"]["RateSheetLockPeriodInput"][];
+            /**
+             * @description The fee per day of a rate lock's extension, in major units (at most two decimals).
+             *     Optional: a sheet without it charges 25.
+             * @example 25
+             */
+            lockExtensionFeePerDay?: number;
         };
         /** @description The base rate for every whole-year term from `minTermYears` to `maxTermYears`, both included. */
         RateSheetTermRate: {
@@ -1877,15 +2193,365 @@ export interface components {
             prepaidFinanceCharge: boolean;
         };
         /**
+         * @description A lock period a borrower may choose when locking a quote's rate, and its price: the
+         *     adjustment added to the quote's rate for holding it that long.
+         */
+        RateSheetLockPeriod: {
+            /**
+             * Format: int32
+             * @description How long the rate is held.
+             * @example 45
+             */
+            days: number;
+            /**
+             * @description Added to the quote's rate for this lock period, in percentage points, at most three decimals.
+             * @example 0.125
+             */
+            rateAdjustment: number;
+        };
+        /**
+         * @description A lock period a borrower may choose when locking a quote's rate, and its price: the
+         *     adjustment added to the quote's rate for holding it that long.
+         */
+        RateSheetLockPeriodInput: {
+            /**
+             * Format: int32
+             * @description How long the rate is held.
+             * @example 45
+             */
+            days: number;
+            /**
+             * @description Added to the quote's rate for this lock period, in percentage points, at most three decimals.
+             * @example 0.125
+             */
+            rateAdjustment: number;
+        };
+        /**
+         * @description Identifier of a rate lock: the prefix `lck`, a hyphen, then a time-ordered random suffix.
+         * @example lck-01jdz9a1b2c3d4e5f6g7h8j9k0
+         */
+        RateLockId: string;
+        /**
+         * @description `active` while the rate is held; `expired` once `expiresAt` has passed (final); `cancelled`
+         *     when the lock was given up before it expired (final).
+         * @example active
+         * @enum {string}
+         */
+        RateLockStatus: "active" | "expired" | "cancelled";
+        /**
+         * @description A rate lock: the quote's rate and fees held until `expiresAt`. The figures are a snapshot taken
+         *     when the lock was made (the quote's rate plus the lock period's adjustment, and the quote's
+         *     fees), so they do not change when the rate sheet does.
+         */
+        RateLock: {
+            lockId: components["schemas"]["RateLockId"];
+            /**
+             * @description The quote whose rate is locked.
+             * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            quoteId: string;
+            /** @description The application the lock is for, or null when the lock was made for the quote alone. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, one of the rate sheet's `lockPeriods`.
+             * @example 30
+             */
+            periodDays: number;
+            /**
+             * @description The quote's loan amount, in major units.
+             * @example 350000
+             */
+            amount: number;
+            /**
+             * Format: int32
+             * @description The quote's loan term in whole years.
+             * @example 30
+             */
+            term: number;
+            /**
+             * @description ISO 4217 currency of every amount of the lock.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description The locked note rate, in percent (the quote's rate plus `rateAdjustment`).
+             * @example 6.625
+             */
+            interestRate: number;
+            /**
+             * @description The lock period's price adjustment added to the quote's rate, in percentage points.
+             * @example 0.125
+             */
+            rateAdjustment: number;
+            /**
+             * @description The monthly payment at the locked rate, in major units.
+             * @example 2241.09
+             */
+            monthlyPayment: number;
+            /** @description The quote's fees, held with the rate. */
+            fees: components["schemas"]["QuoteFee"][];
+            /**
+             * @description The fee per day of extension, from the rate sheet when the lock was made, in major units.
+             * @example 25
+             */
+            extensionFeePerDay: number;
+            /**
+             * Format: int32
+             * @description The days added by extensions so far (at most 180 in all).
+             * @example 0
+             */
+            extendedDays: number;
+            /**
+             * @description The extension fees charged so far (`extendedDays` × `extensionFeePerDay`), in major units.
+             * @example 0
+             */
+            extensionFees: number;
+            lockedAt: components["schemas"]["Timestamp"];
+            expiresAt: components["schemas"]["Timestamp"];
+            /** @description When the lock expired or was cancelled; null while it is active. */
+            endedAt: components["schemas"]["Timestamp"] | null;
+            /**
+             * @description True for a live lock, false for one of the test environment.
+             * @example false
+             */
+            livemode: boolean;
+        };
+        /** @description A page of the account's rate locks, newest first. */
+        RateLockList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["RateLock"][];
+        };
+        /** @description Locks a quote's rate for one of the rate sheet's lock periods. */
+        RateLockCreateRequest: {
+            /**
+             * Format: int32
+             * @description The lock period, one of the days of the rate sheet's `lockPeriods` (30, 45 or 60 by default).
+             * @example 30
+             */
+            periodDays: number;
+            mortgageId?: components["schemas"]["MortgageId"];
+        };
+        /** @description Extends an active lock by whole days, for the lock's extension fee per day. */
+        RateLockExtendRequest: {
+            /**
+             * Format: int32
+             * @description The days added to the lock's `expiresAt`.
+             * @example 15
+             */
+            days: number;
+        };
+        /**
+         * @description The payload of `rate_lock.created`. The event id and time travel in the `webhook-id` and
+         *     `webhook-timestamp` headers.
+         */
+        RateLockCreatedEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "rate_lock.created";
+            lockId: components["schemas"]["RateLockId"];
+            /** @description The quote whose rate is locked. */
+            quoteId: string;
+            /** @description The application the lock is for, or null. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, in days.
+             */
+            periodDays: number;
+            /** @description The locked note rate, in percent. */
+            interestRate: number;
+            /**
+             * Format: date-time
+             * @description When the lock expires (or expired), ISO 8601 UTC.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the lock was made, ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `rate_lock.extended`. The event id and time travel in the `webhook-id` and
+         *     `webhook-timestamp` headers.
+         */
+        RateLockExtendedEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "rate_lock.extended";
+            lockId: components["schemas"]["RateLockId"];
+            /** @description The quote whose rate is locked. */
+            quoteId: string;
+            /** @description The application the lock is for, or null. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, in days.
+             */
+            periodDays: number;
+            /** @description The locked note rate, in percent. */
+            interestRate: number;
+            /**
+             * Format: date-time
+             * @description When the lock expires (or expired), ISO 8601 UTC.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the lock was extended, ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `rate_lock.expiring`. The event id and time travel in the `webhook-id` and
+         *     `webhook-timestamp` headers.
+         */
+        RateLockExpiringEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "rate_lock.expiring";
+            lockId: components["schemas"]["RateLockId"];
+            /** @description The quote whose rate is locked. */
+            quoteId: string;
+            /** @description The application the lock is for, or null. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, in days.
+             */
+            periodDays: number;
+            /** @description The locked note rate, in percent. */
+            interestRate: number;
+            /**
+             * Format: date-time
+             * @description When the lock expires (or expired), ISO 8601 UTC.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the warning was sent (the configured lead time before expiry), ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `rate_lock.expired`. The event id and time travel in the `webhook-id` and
+         *     `webhook-timestamp` headers.
+         */
+        RateLockExpiredEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "rate_lock.expired";
+            lockId: components["schemas"]["RateLockId"];
+            /** @description The quote whose rate is locked. */
+            quoteId: string;
+            /** @description The application the lock is for, or null. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, in days.
+             */
+            periodDays: number;
+            /** @description The locked note rate, in percent. */
+            interestRate: number;
+            /**
+             * Format: date-time
+             * @description When the lock expires (or expired), ISO 8601 UTC.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the lock expired, ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `rate_lock.cancelled`. The event id and time travel in the `webhook-id` and
+         *     `webhook-timestamp` headers.
+         */
+        RateLockCancelledEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "rate_lock.cancelled";
+            lockId: components["schemas"]["RateLockId"];
+            /** @description The quote whose rate is locked. */
+            quoteId: string;
+            /** @description The application the lock is for, or null. */
+            mortgageId: components["schemas"]["MortgageId"] | null;
+            status: components["schemas"]["RateLockStatus"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, in days.
+             */
+            periodDays: number;
+            /** @description The locked note rate, in percent. */
+            interestRate: number;
+            /**
+             * Format: date-time
+             * @description When the lock expires (or expired), ISO 8601 UTC.
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the lock was cancelled, ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The clock of the test environment: real time plus the simulated time it was advanced by.
+         *     Every time-driven behaviour of the environment (rate lock expiry and its warning, quote expiry,
+         *     the webhook retry schedule) follows it.
+         */
+        TestClock: {
+            now: components["schemas"]["Timestamp"];
+            /**
+             * Format: int64
+             * @description How far ahead of real time the environment's clock is (0 after a reset).
+             * @example 2678400
+             */
+            offsetSeconds: number;
+            /**
+             * @description Always false (test mode only).
+             * @example false
+             * @constant
+             */
+            livemode: false;
+        };
+        /** @description How far to move the test environment's clock forward. */
+        TestClockAdvanceRequest: {
+            /**
+             * @description An ISO 8601 duration (`P31D`, `PT36H`, `P1M`, `P1Y2M3DT4H5M6S`): whole years, months, weeks,
+             *     days, hours, minutes and seconds, positive, at most ten years in all. A year counts as 365
+             *     days and a month as 30.
+             * @example P31D
+             */
+            by: string;
+        };
+        /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
-         *     tag): `application.approved` or `document.uploaded`.
+         *     tag): `application.approved`, `document.uploaded`, or a rate lock's `rate_lock.created`,
+         *     `rate_lock.extended`, `rate_lock.expiring`, `rate_lock.expired`, `rate_lock.cancelled`.
          * @example application.approved
          * @enum {string}
          */
-        WebhookEventType: "application.approved" | "document.uploaded";
+        WebhookEventType: "application.approved" | "document.uploaded" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled";
         /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
-         *     tag): `application.approved` or `document.uploaded`. Another name is refused with 422
+         *     tag): `application.approved`, `document.uploaded`, `rate_lock.created`… Another name is refused with 422
          *     (`unknown_event_type`), naming the valid ones.
          * @example application.approved
          */
@@ -2014,7 +2680,7 @@ export interface components {
              */
             test: true;
             /** @description The payload being delivered. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description One attempt to deliver an event to the endpoint. */
@@ -2135,7 +2801,7 @@ export interface components {
             /** @description When the event happened (the moment the change that caused it was committed). */
             createdAt: components["schemas"]["Timestamp"];
             /** @description The payload every delivery of this event carries, byte for byte once serialised as JSON. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's events, newest first. */
@@ -3556,6 +4222,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The lock is not active, or the quote or application already has an active lock; `code` says which. */
+        RateLockConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The lock cannot be made: the quote expired, the period is not offered, or the application is unknown; `code` says which. */
+        RateLockRefused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description The service cannot reach its database right now (a deployment on PostgreSQL whose server is down,
          *     restarting or out of connections); nothing was read or changed. Retry after `Retry-After`
@@ -3764,6 +4454,11 @@ export interface components {
          */
         Cursor: string;
         /**
+         * @description The rate lock's identifier.
+         * @example lck-01jdz9a1b2c3d4e5f6g7h8j9k0
+         */
+        LockId: components["schemas"]["RateLockId"];
+        /**
          * @description The API key record's identifier.
          * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
          */
@@ -3917,6 +4612,21 @@ export type SchemaRateSheetCreditScoreBand = components['schemas']['RateSheetCre
 export type SchemaRateSheetCreditScoreBandInput = components['schemas']['RateSheetCreditScoreBandInput'];
 export type SchemaFee = components['schemas']['Fee'];
 export type SchemaFeeInput = components['schemas']['FeeInput'];
+export type SchemaRateSheetLockPeriod = components['schemas']['RateSheetLockPeriod'];
+export type SchemaRateSheetLockPeriodInput = components['schemas']['RateSheetLockPeriodInput'];
+export type SchemaRateLockId = components['schemas']['RateLockId'];
+export type SchemaRateLockStatus = components['schemas']['RateLockStatus'];
+export type SchemaRateLock = components['schemas']['RateLock'];
+export type SchemaRateLockList = components['schemas']['RateLockList'];
+export type SchemaRateLockCreateRequest = components['schemas']['RateLockCreateRequest'];
+export type SchemaRateLockExtendRequest = components['schemas']['RateLockExtendRequest'];
+export type SchemaRateLockCreatedEvent = components['schemas']['RateLockCreatedEvent'];
+export type SchemaRateLockExtendedEvent = components['schemas']['RateLockExtendedEvent'];
+export type SchemaRateLockExpiringEvent = components['schemas']['RateLockExpiringEvent'];
+export type SchemaRateLockExpiredEvent = components['schemas']['RateLockExpiredEvent'];
+export type SchemaRateLockCancelledEvent = components['schemas']['RateLockCancelledEvent'];
+export type SchemaTestClock = components['schemas']['TestClock'];
+export type SchemaTestClockAdvanceRequest = components['schemas']['TestClockAdvanceRequest'];
 export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
 export type SchemaWebhookEventName = components['schemas']['WebhookEventName'];
 export type SchemaWebhookEndpointId = components['schemas']['WebhookEndpointId'];
@@ -3993,6 +4703,8 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ResponseUnprocessableContent = components['responses']['UnprocessableContent'];
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseRateLockConflict = components['responses']['RateLockConflict'];
+export type ResponseRateLockRefused = components['responses']['RateLockRefused'];
 export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
 export type ResponseScopeMissing = components['responses']['ScopeMissing'];
@@ -4007,6 +4719,7 @@ export type ResponseWebhookAccepted = components['responses']['WebhookAccepted']
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterLimit = components['parameters']['Limit'];
 export type ParameterCursor = components['parameters']['Cursor'];
+export type ParameterLockId = components['parameters']['LockId'];
 export type ParameterKeyId = components['parameters']['KeyId'];
 export type ParameterQuoteId = components['parameters']['QuoteId'];
 export type ParameterWebhookEndpointId = components['parameters']['WebhookEndpointId'];
@@ -5852,6 +6565,256 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    lockQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The quote's identifier.
+                 * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                quoteId: components["parameters"]["QuoteId"];
+            };
+            cookie?: never;
+        };
+        /** @description The lock period, and the application the lock is for (optional). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The lock. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RateLockConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RateLockRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRateLocks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only locks in this status.
+                 * @example active
+                 */
+                status?: components["schemas"]["RateLockStatus"];
+                /**
+                 * @description Only locks made for this application.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId?: components["schemas"]["MortgageId"];
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rate locks. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLockList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getRateLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The rate lock's identifier.
+                 * @example lck-01jdz9a1b2c3d4e5f6g7h8j9k0
+                 */
+                lockId: components["parameters"]["LockId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    extendRateLock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The rate lock's identifier.
+                 * @example lck-01jdz9a1b2c3d4e5f6g7h8j9k0
+                 */
+                lockId: components["parameters"]["LockId"];
+            };
+            cookie?: never;
+        };
+        /** @description The days to add. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExtendRequest"];
+            };
+        };
+        responses: {
+            /** @description The extended lock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RateLockConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelRateLock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The rate lock's identifier.
+                 * @example lck-01jdz9a1b2c3d4e5f6g7h8j9k0
+                 */
+                lockId: components["parameters"]["LockId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled lock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RateLockConflict"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     exportMortgages: {
         parameters: {
             query?: {
@@ -6272,6 +7235,131 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment's clock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The duration to advance by. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestClockAdvanceRequest"];
+            };
+        };
+        responses: {
+            /** @description The environment's clock, advanced. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment's clock, back at real time. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     applicationApprovedEvent: {
         parameters: {
             query?: never;
@@ -6336,6 +7424,181 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DocumentUploadedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockCreatedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExtendedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExtendedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExpiringEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExpiringEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExpiredEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockCancelledEvent"];
             };
         };
         responses: {

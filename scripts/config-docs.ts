@@ -112,6 +112,7 @@ const GROUP_TITLES: Record<string, string> = {
   DatabaseConfig: 'Database',
   SecretsConfig: 'Secrets at rest',
   WebhookConfig: 'Webhooks',
+  RateLockConfig: 'Rate locks',
   BankConfig: 'Bank verification',
   DashboardConfig: 'Dashboard',
   TelemetryConfig: 'Metrics and traces',

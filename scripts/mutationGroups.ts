@@ -44,6 +44,11 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/store/core/sealing.ts', 'src/store/sqljs/journal.ts', 'src/store/sqljs/journalRecords.ts'],
     testFiles: ['test/unit/store/core/sealing.test.ts', 'test/unit/store/sqljs/journalRecords.test.ts', 'test/unit/store/sqljs/sqljsStore.test.ts', 'test/api/secretsAtRest.test.ts'],
   },
+  // Rate locks and the test clock: the lock arithmetic, durations, and the conditional transitions.
+  rateLocks: {
+    mutate: ['src/domain/rateLocks/lock.ts', 'src/domain/time/isoDuration.ts', 'src/store/rateLocks.ts', 'src/services/rateLocks.ts'],
+    testFiles: ['test/unit/domain/rateLocks/lock.test.ts', 'test/unit/domain/time/isoDuration.test.ts', 'test/api/rateLocks.test.ts', 'test/api/testClock.test.ts'],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

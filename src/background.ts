@@ -8,6 +8,7 @@ import type { AppContext } from './context.ts';
 import { AUDIT_PRUNE_INTERVAL_MS, pruneExpiredAuditEvents } from './services/audit.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
+import { sweepRateLocks } from './services/rateLocks.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -52,6 +53,9 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     // Request log entries past REQUEST_LOG_RETENTION_DAYS (the API and the dashboard hide them already).
     every('request-log-retention', REQUEST_LOG_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredRequestLogs(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),
+    // Rate locks due expire (rate_lock.expired) and those near expiry are warned (rate_lock.expiring),
+    // each environment on its own clock; once across instances (conditional updates, SKIP LOCKED).
+    every('rate-lock-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepRateLocks(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -3,6 +3,7 @@
  * Nothing else in the code reads process.env.
  */
 import path from 'node:path';
+import { integer, type Env } from './configValues.ts';
 import { allowedHostProblem, parseAllowedHosts } from './domain/webhooks/addressPolicy.ts';
 
 export interface Config {
@@ -53,6 +54,8 @@ export interface Config {
   auditRetentionDays: number;
   /** The request log lenders read (GET /v1/request-logs, the dashboard's Request logs page). */
   requestLogs: RequestLogConfig;
+  /** Rate locks (issue 29). */
+  rateLocks: RateLockConfig;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -145,6 +148,17 @@ interface DatabaseConfig {
 }
 
 /** Settings of webhook delivery; see docs/partners/webhooks.md. */
+interface RateLockConfig {
+  /**
+   * RATE_LOCK_EXPIRING_LEAD_HOURS: how long before a rate lock's expiry `rate_lock.expiring` is
+   * sent, in hours (default 72, from 1 to 720). The same for every account: a lead time is a
+   * notification policy of the service, not a price of the rate sheet.
+   */
+  expiringLeadHours: number;
+  /** RATE_LOCK_SWEEP_INTERVAL_MS: how often the background job expires due locks and sends due warnings (default 60000, from 100 to 3600000). */
+  sweepIntervalMs: number;
+}
+
 export interface WebhookConfig {
   /**
    * WEBHOOK_ALLOWED_HOSTS: comma-separated host names or IP addresses that endpoints may use even
@@ -219,22 +233,7 @@ interface RequestLogConfig {
   retentionDays: number;
 }
 
-type Env = Record<string, string | undefined>;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/** Reads an integer setting within bounds, collecting a readable problem instead of throwing. */
-function integer(env: Env, name: string, fallback: number, min: number, max: number, problems: string[]): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) {
-    problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-    return fallback;
-  }
-  const value = Number(raw.trim());
-  if (value < min || value > max) problems.push(`${name} must be from ${min} to ${max}, got ${value}`);
-  return value;
-}
 
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const problems: string[] = [];
@@ -299,6 +298,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     retentionDays: integer(env, 'REQUEST_LOG_RETENTION_DAYS', 30, 1, 3650, problems),
   };
 
+  const rateLocks: RateLockConfig = {
+    expiringLeadHours: integer(env, 'RATE_LOCK_EXPIRING_LEAD_HOURS', 72, 1, 720, problems),
+    sweepIntervalMs: integer(env, 'RATE_LOCK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000, problems),
+  };
+
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
@@ -359,6 +363,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     eventRetentionDays,
     auditRetentionDays,
     requestLogs,
+    rateLocks,
     documentMaxBytes,
     exportBatchSize,
     secrets,

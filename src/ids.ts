@@ -20,6 +20,7 @@ const ID_PREFIXES = {
   user: 'usr',
   invitation: 'inv',
   auditEvent: 'aud',
+  rateLock: 'lck',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

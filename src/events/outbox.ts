@@ -14,6 +14,12 @@ export interface PublishedEvent {
   accountId: string;
   payload: WebhookEventPayload;
   occurredAt: Date;
+  /**
+   * When its deliveries are first due, in real time (default `occurredAt`). Differs for an event
+   * of a test environment whose simulated clock runs ahead: it happened at the environment's time
+   * and is delivered now.
+   */
+  dueAt?: Date;
 }
 
 type Listener = () => void;
@@ -66,7 +72,8 @@ export async function publishEvent(
   const endpoints = options.onlyWebhookId
     ? [options.onlyWebhookId]
     : await subscribedEndpointIds(tx, event.accountId, event.payload.event);
-  await insertDeliveries(tx, { webhookIds: endpoints, eventId, accountId: event.accountId, dueAt: occurredAt });
+  const dueAt = event.dueAt ? event.dueAt.toISOString() : occurredAt;
+  await insertDeliveries(tx, { webhookIds: endpoints, eventId, accountId: event.accountId, dueAt });
   if (endpoints.length > 0) {
     rememberTrace(eventId); // its deliveries, sent by this process, join the publishing request's trace
     setImmediate(nudgeDispatchers);

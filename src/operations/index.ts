@@ -13,6 +13,7 @@ import { exportOperations } from './exports.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
 import { requestLogOperations } from './requestLogs.ts';
+import { rateLockOperations } from './rateLocks.ts';
 import { testModeOperations } from './testMode.ts';
 import { underwritingOperations } from './underwriting.ts';
 import { webhookOperations } from './webhooks.ts';
@@ -24,6 +25,7 @@ export const operationHandlers: OperationHandlers = {
   // quotes and pricing
   ...quoteOperations,
   ...pricingOperations,
+  ...rateLockOperations,
 
   // webhooks and the events feed
   ...webhookOperations,

@@ -15,6 +15,7 @@ import { DEFAULT_RATE_SHEET, rateSheetFormIssues, rateSheetRuleIssues, type Rate
 import { majorUnits, percent, toScaled } from '../domain/pricing/units.ts';
 import { AppError, fail } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { environmentNow } from './environmentClock.ts';
 import { findPricingContext, findRateSheet, saveRateSheet, type PricingContextRow } from '../store/pricing.ts';
 import { findQuote, insertQuote } from '../store/quotes.ts';
 import type { SqlExecutor } from '../store/store.ts';
@@ -103,6 +104,13 @@ function sheetOf(context: PricingContextRow): RateSheet {
   return sheet;
 }
 
+/** The account's rate sheet (or the default), read through `db` so it can run inside a caller's transaction; 404 for an unknown account. */
+export async function rateSheetIn(db: SqlExecutor, accountId: string): Promise<RateSheet> {
+  const context = await findPricingContext(db, accountId);
+  if (!context) throw fail.notFound(`No account ${accountId}.`);
+  return sheetOf(context);
+}
+
 /**
  * Prices a loan with the account's rate sheet (or the default). Only reads, through `db`, so it can
  * run inside a caller's transaction. Throws 400 (amount with more than two decimals…) or 422
@@ -139,12 +147,13 @@ export async function priceMonthlyPayment(
 export async function createQuote(ctx: AppContext, accountId: string, request: LoanRequest): Promise<Quote> {
   return ctx.store.transaction(async (tx) => {
     const { loan, currency } = await priceLoan(tx, accountId, request);
-    const now = ctx.clock.now();
+    // The environment's time (a test environment's clock may run ahead): a quote expires on it.
+    const now = await environmentNow(ctx, tx, accountId);
     // One copy of the pricing's figures, in the order the API states it, instead of three: copying
     // a 20-field object through rest and spread (figures out of the pricing, then into the record,
     // then with livemode) was a microsecond of each quote's CPU.
     const quote: Quote = {
-      quoteId: newId('qte', now.getTime()),
+      quoteId: newId('qte', ctx.clock.now().getTime()),
       ...toLoanPricing(loan, currency),
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + loan.quoteValidityDays * DAY_MS).toISOString(),

@@ -43,6 +43,12 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     const { data } = await owner.client.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
     return data!.quoteId;
   },
+  async lockId(_app, owner) {
+    // A fresh quote each time, locked for the sheet's shortest default period.
+    const { data: quote } = await owner.client.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    const { data } = await owner.client.POST('/v1/quotes/{quoteId}/lock', { params: { path: { quoteId: quote!.quoteId } }, body: { periodDays: 30 } });
+    return data!.lockId;
+  },
   async webhookId(_app, owner) {
     // One endpoint per URL in an account: a fresh path each time a harness asks.
     const url = `https://hooks.harborlending.example/mortgage-events/${Math.random().toString(36).slice(2, 10)}`;

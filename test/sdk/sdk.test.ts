@@ -211,6 +211,7 @@ describe('every list of the contract', () => {
     '/v1/applications/{mortgageId}/documents',
     '/v1/export-formats',
     '/v1/request-logs',
+    '/v1/rate-locks',
   ];
 
   it('the list above is every GET of the spec that answers a cursor page', () => {
@@ -239,6 +240,10 @@ describe('every list of the contract', () => {
       expect(uploaded.status).toBe(201);
     }
     for (const name of ['first-layout', 'second-layout']) await lists.api.POST('/v1/export-formats', { body: { name, base: 'csv' } });
+    for (let k = 0; k < 2; k++) {
+      const { data: quote } = await lists.api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+      await lists.api.POST('/v1/quotes/{quoteId}/lock', { params: { path: { quoteId: quote!.quoteId } }, body: { periodDays: 30 } });
+    }
     // The endpoint's delivery log fills as the dispatcher delivers its three events.
     const attempts = await eventually(async () => {
       const { data } = await lists.api.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId: hook!.webhookId } } });

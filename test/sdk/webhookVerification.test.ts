@@ -27,6 +27,25 @@ describe('verifyWebhook', () => {
     expect(verifyWebhook(secret, body, { 'Webhook-Id': headers['webhook-id'], 'WEBHOOK-TIMESTAMP': headers['webhook-timestamp'], 'webhook-signature': headers['webhook-signature'], 'x-other': undefined })).toEqual(EVENT);
   });
 
+  it('types a rate lock event by its kind: the lock id, status and expiry without a cast', () => {
+    const lock = {
+      event: 'rate_lock.expiring',
+      lockId: 'lck-01jdz9a1b2c3d4e5f6g7h8j9k0',
+      quoteId: 'qte-01jdz8k3n4q2v6x9b7c5t1r0aa',
+      mortgageId: null,
+      status: 'active',
+      periodDays: 30,
+      interestRate: 6.5,
+      expiresAt: '2026-12-21T18:30:00.000Z',
+      timestamp: '2026-12-18T18:30:00.000Z',
+    };
+    const body = JSON.stringify(lock);
+    const event = verifyWebhook(secret, body, signed(body));
+    if (event.event !== 'rate_lock.expiring') throw new Error(`unexpected ${event.event}`);
+    const seen: { lockId: string; status: 'active' | 'expired' | 'cancelled'; expiresAt: string; mortgageId: string | null } = event;
+    expect(seen).toEqual(lock);
+  });
+
   it('refuses a genuinely signed payload that is not an event: empty, null, not an object, or without a string `event`', () => {
     for (const body of ['', 'null', '"document.uploaded"', '42', '[]', '{}', '{"event":5}', '{"type":"document.uploaded"}']) {
       const verify = () => verifyWebhook(secret, body, signed(body));

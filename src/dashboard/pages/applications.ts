@@ -7,6 +7,7 @@ import { isId } from '../../ids.ts';
 import { getApplication, listApplications, toApplication } from '../../services/applications.ts';
 import { listApplicationVerifications } from '../../services/bankVerification.ts';
 import { listDocuments, openDocument } from '../../services/documents.ts';
+import { activeRateLockOf } from '../../services/rateLocks.ts';
 import { actingAs, accountOf, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
@@ -35,7 +36,8 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
     const application = toApplication(await getApplication(ctx, accountId, koa.params.mortgageId!));
     const documents = await listDocuments(ctx, accountId, application.mortgageId, { limit: 100 });
     const verifications = await listApplicationVerifications(ctx, accountId, application.mortgageId);
-    render(koa, 'application', { title: `Application ${application.mortgageId}`, nav: 'applications', application, documents: documents.items, verifications });
+    const rateLock = await activeRateLockOf(ctx, accountId, application.mortgageId);
+    render(koa, 'application', { title: `Application ${application.mortgageId}`, nav: 'applications', application, documents: documents.items, verifications, rateLock });
   });
 
   router.get('/applications/:mortgageId/documents/:documentId', async (koa) => {

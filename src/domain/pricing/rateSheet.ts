@@ -52,6 +52,12 @@ export const DEFAULT_RATE_SHEET: RateSheet = Object.freeze({
   ],
   quoteValidityDays: 30,
   lockPeriodDays: 30,
+  lockPeriods: [
+    { days: 30, rateAdjustment: 0 },
+    { days: 45, rateAdjustment: 0.125 },
+    { days: 60, rateAdjustment: 0.25 },
+  ],
+  lockExtensionFeePerDay: 25,
 }) as RateSheet;
 
 export { hasAtMostDecimals } from './units.ts';
@@ -80,6 +86,8 @@ export function rateSheetFormIssues(sheet: RateSheet): SheetIssue[] {
   money('/minAmount', sheet.minAmount);
   money('/maxAmount', sheet.maxAmount);
   sheet.flatFees.forEach((fee, k) => money(`/flatFees/${k}/amount`, fee.amount));
+  sheet.lockPeriods?.forEach((period, k) => percent(`/lockPeriods/${k}/rateAdjustment`, period.rateAdjustment));
+  if (sheet.lockExtensionFeePerDay !== undefined) money('/lockExtensionFeePerDay', sheet.lockExtensionFeePerDay);
   return issues;
 }
 
@@ -175,6 +183,12 @@ export function rateSheetRuleIssues(sheet: RateSheet): SheetIssue[] {
       issues.push({ pointer: `/flatFees/${k}/name`, message: `repeats the fee name "${fee.name}"` });
     }
     seen.add(fee.name);
+  });
+
+  const lockDays = new Set<number>();
+  sheet.lockPeriods?.forEach((period, k) => {
+    if (lockDays.has(period.days)) issues.push({ pointer: `/lockPeriods/${k}/days`, message: `repeats the lock period of ${period.days} days` });
+    lockDays.add(period.days);
   });
 
   // The prepaid finance charges must leave something financed on the smallest loan.

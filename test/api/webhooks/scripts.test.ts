@@ -76,6 +76,18 @@ describe('webhooks:send and webhooks:listen', () => {
     expect(received!.payload).toEqual(specWebhooks['document.uploaded']!.example);
   }, 60_000);
 
+  it('send and listen know the rate lock events: each kind is sent as its spec sample and matches the spec', async () => {
+    const secret = newWebhookSecret();
+    const listener = await listen(['--secret', secret]);
+    const kinds = ['rate_lock.created', 'rate_lock.extended', 'rate_lock.expiring', 'rate_lock.expired', 'rate_lock.cancelled'];
+    for (const kind of kinds) {
+      const sent = await send(['--url', `http://127.0.0.1:${listener.port}/hooks`, '--secret', secret, '--event', kind]);
+      expect(sent.output, kind).toMatchObject({ event: kind, status: 200 });
+    }
+    const lines = await listener.waitForLines(1 + kinds.length);
+    expect(lines.slice(1).map((l) => [l.payload.event, l.verified, l.matchesSpec])).toEqual(kinds.map((kind) => [kind, true, true]));
+  }, 60_000);
+
   it('listen rejects a delivery signed with another secret (401), and can fail on purpose to exercise retries', async () => {
     const secret = newWebhookSecret();
     const listener = await listen(['--secret', secret, '--fail-first', '1', '--status', '503', '--retry-after', '7']);
