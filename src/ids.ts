@@ -18,6 +18,7 @@ const ID_PREFIXES = {
   request: 'req',
   user: 'usr',
   invitation: 'inv',
+  condition: 'cnd',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

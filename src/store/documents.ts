@@ -67,3 +67,12 @@ export async function listDocuments(db: SqlExecutor, accountId: string, mortgage
   );
   return toPage(rows.map(toRecord), page.limit, (d) => d.documentId);
 }
+
+/** The id and type of every document of an application, oldest first (the evidence on file when it is approved). */
+export async function documentTypesOf(db: SqlExecutor, accountId: string, mortgageId: string): Promise<Array<{ documentId: string; documentType: DocumentType }>> {
+  const rows = await db.all<{ id: string; document_type: DocumentType }>(
+    'SELECT id, document_type FROM documents WHERE account_id = ? AND mortgage_id = ? ORDER BY id',
+    [accountId, mortgageId],
+  );
+  return rows.map((row) => ({ documentId: row.id, documentType: row.document_type }));
+}

@@ -162,6 +162,11 @@ async function referredApplication(): Promise<string> {
 const SERVICE_STATE: Record<string, (ids: Record<string, string>, example: Json) => Promise<{ ids: Record<string, string>; body?: Json }>> = {
   approveApplication: async (ids) => ({ ids: { ...ids, mortgageId: await referredApplication() } }),
   declineApplication: async (ids) => ({ ids: { ...ids, mortgageId: await referredApplication() } }),
+  // Conditions are added to approved applications: the harness's application (approvable) is submitted first.
+  addCondition: async (ids) => {
+    await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: ids.mortgageId! } } });
+    return { ids };
+  },
   // `since` must lie within the retention period counted back from now, which the documented date does not.
   recoverWebhookEvents: async (ids, example) => ({ ids, body: { ...example, since: new Date(Date.now() - 3_600_000).toISOString() } }),
   // The bank token of the harness names account 000123456789 of "Matrix Applicant" at a sandbox partner.
