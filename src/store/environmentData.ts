@@ -24,6 +24,8 @@ export async function deleteEnvironmentData(tx: Tx, environmentId: string): Prom
   // document_chunks (PostgreSQL) go with their documents (ON DELETE CASCADE).
   const documents = await del('DELETE FROM documents WHERE account_id = ?');
   const bankVerifications = await del('DELETE FROM bank_verifications WHERE account_id = ?');
+  // An approval's conditions go with their application.
+  await del('DELETE FROM conditions WHERE account_id = ?');
   const applications = await del('DELETE FROM applications WHERE account_id = ?');
   const quotes = await del('DELETE FROM quotes WHERE account_id = ?');
   const webhookDeliveryAttempts = await del('DELETE FROM webhook_delivery_attempts WHERE account_id = ?');
