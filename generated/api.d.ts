@@ -648,7 +648,10 @@ export interface paths {
         /**
          * Approve a referred application
          * @description A reviewer's decision on a `referred` application: it becomes `approved`, the decision records
-         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons. Publishes the `application.approved` event in the same transaction.
+         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons. The
+         *     conditions of the underwriting rules are attached, then those sent here. Publishes the
+         *     `application.approved` event (and `application.conditions_updated` when conditions were
+         *     attached) in the same transaction.
          *     Any other status is refused with 409 and `currentStatus`. Needs an admin key.
          */
         post: operations["approveApplication"];
@@ -696,6 +699,77 @@ export interface paths {
          *     and `currentStatus`.
          */
         post: operations["withdrawApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/conditions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a condition to an approved application
+         * @description An underwriter's condition on an `approved` application (a free-text `custom` condition, or
+         *     any other type). A condition due before `funding` may also be added to a `clear_to_close`
+         *     application; a `closing` one is refused there with 409 (`application_cleared`), as the
+         *     application does not go back. Any other status is refused with 409 and `currentStatus`.
+         *     Publishes `application.conditions_updated`. Needs an admin key.
+         */
+        post: operations["addCondition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/conditions/{conditionId}/satisfy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Satisfy a condition
+         * @description An underwriter marks an open condition satisfied, with a note saying why (for a
+         *     `property_appraisal` condition, the appraisal's value). When it was the last open condition
+         *     due before closing, the application becomes `clear_to_close` and `application.cleared_to_close`
+         *     is sent, once. A condition no longer open is refused with 409 (`condition_not_open`). Publishes
+         *     `application.conditions_updated`. Needs an admin key.
+         */
+        post: operations["satisfyCondition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/conditions/{conditionId}/waive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Waive a condition
+         * @description An underwriter waives an open condition, with a note saying why. When it was the last open
+         *     condition due before closing, the application becomes `clear_to_close` and
+         *     `application.cleared_to_close` is sent, once. A condition no longer open is refused with 409
+         *     (`condition_not_open`). Publishes `application.conditions_updated`. Needs an admin key.
+         */
+        post: operations["waiveCondition"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1320,6 +1394,136 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "application.submitted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application submitted
+         * @description Sent to every registered endpoint that chose `application.submitted` when a draft application
+         *     is submitted. The decision follows in the same request (`application.approved`,
+         *     `application.referred` or `application.declined`).
+         */
+        post: operations["applicationSubmittedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.referred": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application referred
+         * @description Sent to every registered endpoint that chose `application.referred` when the underwriting
+         *     rules refer a submitted application to a person; an admin then approves or declines it.
+         */
+        post: operations["applicationReferredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application declined
+         * @description Sent to every registered endpoint that chose `application.declined` when an application is
+         *     declined, by the underwriting rules at submission or by an admin reviewing a referral.
+         */
+        post: operations["applicationDeclinedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application withdrawn
+         * @description Sent to every registered endpoint that chose `application.withdrawn` when an application is
+         *     withdrawn.
+         */
+        post: operations["applicationWithdrawnEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.conditions_updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application conditions updated
+         * @description Sent to every registered endpoint that chose `application.conditions_updated` when the
+         *     conditions of an application change: attached at approval, added by an underwriter, satisfied
+         *     (by an uploaded document, a verified bank check or an underwriter) or waived. The payload
+         *     carries every condition as it now stands.
+         */
+        post: operations["applicationConditionsUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.cleared_to_close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Application cleared to close
+         * @description Sent once to every registered endpoint that chose `application.cleared_to_close` when the last
+         *     condition due before closing of an approved application is satisfied or waived; the
+         *     application's status is then `clear_to_close`.
+         */
+        post: operations["applicationClearedToCloseEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1394,6 +1598,9 @@ export interface components {
              *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
              *     | `rate_lock_not_active` | 409 | `extendRateLock`, `cancelRateLock`: the lock has expired or was cancelled (`currentStatus`) |
              *     | `rate_lock_exists` | 409 | `lockQuote`: the quote, or the application, already has an active lock (`existingLockId`) |
+             *     | `application_not_approved` | 409 | `addCondition`, `satisfyCondition`, `waiveCondition`: conditions belong to approved (or clear-to-close) applications |
+             *     | `application_cleared` | 409 | `addCondition`: a condition due before closing added to a `clear_to_close` application |
+             *     | `condition_not_open` | 409 | `satisfyCondition`, `waiveCondition`: the condition is already satisfied or waived |
              *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
              *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`, `recoverWebhookEvents`: the endpoint is disabled |
              *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
@@ -1677,6 +1884,168 @@ export interface components {
              * @example http://localhost:3000/v1/applications/mtg-01jdz8k3n4q2v6x9b7c5t1r0aa/documents/doc-01jdz8m2a7c4e6g8j0k2m4p6r8/content
              */
             url: string;
+        };
+        /** @description The applicant and the loan amount, as in `application.approved`. */
+        EventApplicant: {
+            /**
+             * @description Applicant's name.
+             * @example Jane Doe
+             */
+            name: string;
+            /**
+             * @description Loan amount, in the account's currency.
+             * @example 350000
+             */
+            amount: number;
+        };
+        /**
+         * @description Sent when a draft application is submitted for a decision. The decision follows in the same request, as `application.approved`, `application.referred` or `application.declined`.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationSubmittedEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.submitted";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's status, `submitted`.
+             * @constant
+             */
+            status: "submitted";
+            applicant: components["schemas"]["EventApplicant"];
+            /**
+             * Format: date-time
+             * @description When the application was submitted, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description Sent when the underwriting rules refer a submitted application to a person (a near miss or missing data): it now waits in the underwriters' queue.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationReferredEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.referred";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's status, `referred`.
+             * @constant
+             */
+            status: "referred";
+            applicant: components["schemas"]["EventApplicant"];
+            /**
+             * Format: date-time
+             * @description When the application was referred, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description Sent when an application is declined, by the underwriting rules at submission or by a reviewer.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationDeclinedEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.declined";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's status, `declined`.
+             * @constant
+             */
+            status: "declined";
+            /**
+             * @description Whether the rules declined it at submission or a reviewer declined a referral.
+             * @example underwriting_rules
+             * @enum {string}
+             */
+            decidedBy: "underwriting_rules" | "reviewer";
+            applicant: components["schemas"]["EventApplicant"];
+            /**
+             * Format: date-time
+             * @description When the application was declined, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description Sent when an application is withdrawn.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationWithdrawnEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.withdrawn";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's status, `withdrawn`.
+             * @constant
+             */
+            status: "withdrawn";
+            applicant: components["schemas"]["EventApplicant"];
+            /**
+             * Format: date-time
+             * @description When the application was withdrawn, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description Sent when the conditions of an application change: attached at approval, added by an
+         *     underwriter, satisfied (by a document, a bank verification or an underwriter) or waived. Carries
+         *     every condition of the application as it now stands.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationConditionsUpdatedEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.conditions_updated";
+            mortgageId: components["schemas"]["MortgageId"];
+            status: components["schemas"]["ApplicationStatus"];
+            /** @description Every condition of the application, oldest first. */
+            conditions: components["schemas"]["Condition"][];
+            /**
+             * Format: date-time
+             * @description When the conditions changed, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description Sent once when every condition of an approved application due before closing is satisfied or waived: the application is `clear_to_close`.
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        ApplicationClearedToCloseEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.cleared_to_close";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's status, `clear_to_close`.
+             * @constant
+             */
+            status: "clear_to_close";
+            applicant: components["schemas"]["EventApplicant"];
+            /**
+             * Format: date-time
+             * @description When the application became clear to close, ISO 8601 UTC.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
         };
         /**
          * @description What a quote is asked for: the amount and the term (interface document, section 2.2), and
@@ -2543,15 +2912,14 @@ export interface components {
         };
         /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
-         *     tag): `application.approved`, `document.uploaded`, or a rate lock's `rate_lock.created`,
-         *     `rate_lock.extended`, `rate_lock.expiring`, `rate_lock.expired`, `rate_lock.cancelled`.
+         *     tag). New kinds may be added: ignore a kind you do not know.
          * @example application.approved
          * @enum {string}
          */
-        WebhookEventType: "application.approved" | "document.uploaded" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled";
+        WebhookEventType: "application.approved" | "document.uploaded" | "application.submitted" | "application.referred" | "application.declined" | "application.withdrawn" | "application.conditions_updated" | "application.cleared_to_close" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled";
         /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
-         *     tag): `application.approved`, `document.uploaded`, `rate_lock.created`… Another name is refused with 422
+         *     tag), for example `application.approved` or `document.uploaded`. Another name is refused with 422
          *     (`unknown_event_type`), naming the valid ones.
          * @example application.approved
          */
@@ -2680,7 +3048,7 @@ export interface components {
              */
             test: true;
             /** @description The payload being delivered. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description One attempt to deliver an event to the endpoint. */
@@ -2801,7 +3169,7 @@ export interface components {
             /** @description When the event happened (the moment the change that caused it was committed). */
             createdAt: components["schemas"]["Timestamp"];
             /** @description The payload every delivery of this event carries, byte for byte once serialised as JSON. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's events, newest first. */
@@ -2812,11 +3180,16 @@ export interface components {
          * @description Where the application is in its life. `draft` while it is being prepared and may be edited;
          *     `submitted` while the underwriting rules decide (within the submit request); then `approved`,
          *     `declined` or `referred` (waiting for a person: an admin approves or declines it); `withdrawn`
-         *     when the applicant or lender gives up. `approved`, `declined` and `withdrawn` are final.
+         *     when the applicant or lender gives up. An `approved` application moves on to `clear_to_close`
+         *     once every condition due before closing is satisfied or waived. `declined`, `withdrawn` and
+         *     `clear_to_close` are final.
+         *
+         *     New statuses may be added to this list as the lending workflow grows (as Stripe adds values to
+         *     its enums): treat a status you do not know as "in progress" rather than failing on it.
          * @example approved
          * @enum {string}
          */
-        ApplicationStatus: "draft" | "submitted" | "approved" | "declined" | "referred" | "withdrawn";
+        ApplicationStatus: "draft" | "submitted" | "approved" | "declined" | "referred" | "withdrawn" | "clear_to_close";
         /**
          * @description The applicant and the loan they ask for. `name` and `amount` are the fields of the interface
          *     document's mortgage application; the financial fields feed the automated decision and may be
@@ -2933,6 +3306,12 @@ export interface components {
             /** @description The underwriting decision, or null until the application is submitted. */
             decision: components["schemas"]["Decision"] | null;
             /**
+             * @description The conditions of the approval, oldest first; empty until the application is approved. When
+             *     every condition due before closing is satisfied or waived, the application becomes
+             *     `clear_to_close`.
+             */
+            conditions: components["schemas"]["Condition"][];
+            /**
              * Format: date-time
              * @description When the application was submitted, or null.
              * @example 2026-11-21T18:30:00.000Z
@@ -3009,6 +3388,134 @@ export interface components {
             note?: string;
         };
         /**
+         * @description A reviewer's approval of a referred application: an optional note (the reason), and conditions
+         *     to attach besides those the underwriting rules attach.
+         */
+        ApprovalRequest: {
+            /**
+             * @description Why the reviewer decided so; kept in the decision.
+             * @example Verified bonus income with the employer
+             */
+            note?: string;
+            /** @description Conditions to attach to this approval, after those of the underwriting rules. */
+            conditions?: components["schemas"]["ConditionInput"][];
+        };
+        /**
+         * @description A condition of an approval: something to clear before closing or funding. Attached by the
+         *     underwriting rules when the application is approved (see `conditions` of the underwriting
+         *     rules) or added by an underwriter; cleared by the matching evidence (a document upload, a
+         *     verified bank check) or by an underwriter, who may also waive it.
+         */
+        Condition: {
+            /**
+             * @description The condition's identifier.
+             * @example cnd-01jdz8q5b2d4f6h8k0m2p4r6t8
+             */
+            conditionId: string;
+            type: components["schemas"]["ConditionType"];
+            /**
+             * @description What is asked, in words for the applicant and the underwriter.
+             * @example Proof of income (recent pay stubs or a tax return)
+             */
+            description: string;
+            dueBefore: components["schemas"]["ConditionDueBefore"];
+            /**
+             * @description `open` until cleared; then `satisfied` (by evidence or an underwriter) or `waived` (by an underwriter).
+             * @example open
+             * @enum {string}
+             */
+            status: "open" | "satisfied" | "waived";
+            /** @description Who or what satisfied or waived it; null while open. */
+            satisfiedBy: components["schemas"]["ConditionResolution"] | null;
+            /**
+             * @description Whether the rules attached it at approval or an underwriter added it.
+             * @example underwriting_rules
+             * @enum {string}
+             */
+            addedBy: "underwriting_rules" | "underwriter";
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description What a condition asks for, and what satisfies it by itself:
+         *     `income_proof`, `identity` and `bank_statement`: a document of that `documentType` uploaded for
+         *     the application; `bank_account_verified`: a bank verification of the application that verified;
+         *     `property_appraisal` (an appraisal at or above the property value): an underwriter's judgement of
+         *     the appraisal, recorded with `satisfy`; `custom`: a free-text condition set by an underwriter,
+         *     satisfied or waived by one. New types may be added.
+         * @example income_proof
+         * @enum {string}
+         */
+        ConditionType: "income_proof" | "identity" | "bank_statement" | "property_appraisal" | "bank_account_verified" | "custom";
+        /**
+         * @description The stage the condition must be cleared before. Every `closing` condition satisfied or waived
+         *     moves an `approved` application to `clear_to_close`; `funding` conditions may stay open then.
+         * @example closing
+         * @enum {string}
+         */
+        ConditionDueBefore: "closing" | "funding";
+        /**
+         * @description Who or what cleared a condition: an uploaded document (`documentId`), a verified bank check
+         *     (`verificationId`), or an underwriter (`actor`: the admin API key `key-…` or dashboard user
+         *     `usr-…`, with their note).
+         */
+        ConditionResolution: {
+            /**
+             * @description What cleared the condition.
+             * @example document
+             * @enum {string}
+             */
+            kind: "document" | "bank_verification" | "underwriter";
+            /**
+             * @description The document that satisfied it, for `kind` `document`.
+             * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
+             */
+            documentId: string | null;
+            /**
+             * @description The bank verification that satisfied it, for `kind` `bank_verification`.
+             * @example null
+             */
+            verificationId: string | null;
+            /**
+             * @description The admin API key or dashboard user who satisfied or waived it, for `kind` `underwriter`.
+             * @example null
+             */
+            actor: string | null;
+            /**
+             * @description The underwriter's note.
+             * @example null
+             */
+            note: string | null;
+            at: components["schemas"]["Timestamp"];
+        };
+        /** @description A condition to add to an approved application, or to attach at approval. */
+        ConditionInput: {
+            type: components["schemas"]["ConditionType"];
+            /**
+             * @description What is asked.
+             * @example Letter explaining the employment gap in 2025
+             */
+            description: string;
+            dueBefore: components["schemas"]["ConditionDueBefore"];
+        };
+        /** @description A condition the underwriting rules attach to every approval. */
+        ConditionRule: {
+            type: components["schemas"]["ConditionType"];
+            /**
+             * @description What is asked.
+             * @example Proof of income (recent pay stubs or a tax return)
+             */
+            description: string;
+            dueBefore: components["schemas"]["ConditionDueBefore"];
+        };
+        /** @description An underwriter's note when satisfying or waiving a condition. */
+        ConditionNoteRequest: {
+            /**
+             * @description Why the condition is satisfied or waived; kept with the condition.
+             * @example Appraisal of 2026-11-20 values the property at 455,000
+             */
+            note: string;
+        };
+        /**
          * @description The underwriting decision. Made by the account's underwriting rules within the submit request
          *     (`decidedBy: underwriting_rules`): `approved` when every rule passes, `declined` when any
          *     rule misses far beyond its limit, `referred` otherwise. A referred application is then
@@ -3029,10 +3536,15 @@ export interface components {
              */
             decidedBy: "underwriting_rules" | "reviewer";
             /**
-             * @description For a reviewer's decision, the admin API key that made it.
+             * @description For a reviewer's decision made with the API, the admin API key that made it.
              * @example key-01jdz8k3n4q2v6x9b7c5t1r0aa
              */
             reviewerKeyId?: string;
+            /**
+             * @description For a reviewer's decision made in the dashboard, the user who made it.
+             * @example usr-01jdz8k3n4q2v6x9b7c5t1r0aa
+             */
+            reviewerUserId?: string;
             /**
              * @description For a reviewer's decision, the note they gave.
              * @example Verified bonus income with the employer
@@ -3246,6 +3758,11 @@ export interface components {
                 referAtMost: number;
             };
             /**
+             * @description The conditions attached to every approval (automatic or by a reviewer), in this order. Each
+             *     is cleared by its evidence (see the condition types) or by an underwriter.
+             */
+            conditions: components["schemas"]["ConditionRule"][];
+            /**
              * Format: date-time
              * @description When an admin last set the rules, or null while the account uses the defaults.
              * @example null
@@ -3256,6 +3773,8 @@ export interface components {
         /**
          * @description The account's new underwriting rules, all four replaced together. For each maximum rule the
          *     referral limit must be at least the approval threshold; for `creditScore` at most (422 otherwise).
+         *     `conditions`, when sent, replaces the conditions attached at approval; when left out, they stay
+         *     as they were (the defaults until the account sets its own).
          */
         UnderwritingRulesUpdate: {
             /** @description Back-end debt-to-income ratio, percent. */
@@ -3312,6 +3831,8 @@ export interface components {
                  */
                 referAtMost: number;
             };
+            /** @description The conditions to attach to every approval; unchanged when left out, none when empty. */
+            conditions?: components["schemas"]["ConditionInput"][];
         };
         /**
          * @description One mortgage application as the export writes it. `mortgageId`, `status`, `applicant.name`
@@ -4520,6 +5041,11 @@ export interface components {
          */
         MortgageId: components["schemas"]["MortgageId"];
         /**
+         * @description The condition's identifier.
+         * @example cnd-01jdz8q5b2d4f6h8k0m2p4r6t8
+         */
+        ConditionId: string;
+        /**
          * @description The document's identifier.
          * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
          */
@@ -4596,6 +5122,13 @@ export type SchemaMortgageId = components['schemas']['MortgageId'];
 export type SchemaDocumentType = components['schemas']['DocumentType'];
 export type SchemaApplicationApprovedEvent = components['schemas']['ApplicationApprovedEvent'];
 export type SchemaDocumentUploadedEvent = components['schemas']['DocumentUploadedEvent'];
+export type SchemaEventApplicant = components['schemas']['EventApplicant'];
+export type SchemaApplicationSubmittedEvent = components['schemas']['ApplicationSubmittedEvent'];
+export type SchemaApplicationReferredEvent = components['schemas']['ApplicationReferredEvent'];
+export type SchemaApplicationDeclinedEvent = components['schemas']['ApplicationDeclinedEvent'];
+export type SchemaApplicationWithdrawnEvent = components['schemas']['ApplicationWithdrawnEvent'];
+export type SchemaApplicationConditionsUpdatedEvent = components['schemas']['ApplicationConditionsUpdatedEvent'];
+export type SchemaApplicationClearedToCloseEvent = components['schemas']['ApplicationClearedToCloseEvent'];
 export type SchemaQuoteRequest = components['schemas']['QuoteRequest'];
 export type SchemaQuote = components['schemas']['Quote'];
 export type SchemaQuoteFee = components['schemas']['QuoteFee'];
@@ -4654,6 +5187,14 @@ export type SchemaApplicationList = components['schemas']['ApplicationList'];
 export type SchemaApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
 export type SchemaApplicationPatch = components['schemas']['ApplicationPatch'];
 export type SchemaReviewDecisionRequest = components['schemas']['ReviewDecisionRequest'];
+export type SchemaApprovalRequest = components['schemas']['ApprovalRequest'];
+export type SchemaCondition = components['schemas']['Condition'];
+export type SchemaConditionType = components['schemas']['ConditionType'];
+export type SchemaConditionDueBefore = components['schemas']['ConditionDueBefore'];
+export type SchemaConditionResolution = components['schemas']['ConditionResolution'];
+export type SchemaConditionInput = components['schemas']['ConditionInput'];
+export type SchemaConditionRule = components['schemas']['ConditionRule'];
+export type SchemaConditionNoteRequest = components['schemas']['ConditionNoteRequest'];
 export type SchemaDecision = components['schemas']['Decision'];
 export type SchemaDecisionReason = components['schemas']['DecisionReason'];
 export type SchemaDocumentId = components['schemas']['DocumentId'];
@@ -4732,6 +5273,7 @@ export type ParameterAuditCreatedFrom = components['parameters']['AuditCreatedFr
 export type ParameterAuditCreatedTo = components['parameters']['AuditCreatedTo'];
 export type ParameterRequestId = components['parameters']['RequestId'];
 export type ParameterMortgageId = components['parameters']['MortgageId'];
+export type ParameterConditionId = components['parameters']['ConditionId'];
 export type ParameterDocumentId = components['parameters']['DocumentId'];
 export type ParameterFormatName = components['parameters']['FormatName'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
@@ -6201,10 +6743,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description An optional note explaining the decision. */
+        /** @description An optional note explaining the decision, and conditions to attach. */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["ReviewDecisionRequest"];
+                "application/json": components["schemas"]["ApprovalRequest"];
             };
         };
         responses: {
@@ -6335,6 +6877,187 @@ export interface operations {
             403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addCondition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description The condition. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConditionInput"];
+            };
+        };
+        responses: {
+            /** @description The application with the new condition (last of `conditions`). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    satisfyCondition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+                /**
+                 * @description The condition's identifier.
+                 * @example cnd-01jdz8q5b2d4f6h8k0m2p4r6t8
+                 */
+                conditionId: components["parameters"]["ConditionId"];
+            };
+            cookie?: never;
+        };
+        /** @description The underwriter's note. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConditionNoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The application, with the condition satisfied. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    waiveCondition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+                /**
+                 * @description The condition's identifier.
+                 * @example cnd-01jdz8q5b2d4f6h8k0m2p4r6t8
+                 */
+                conditionId: components["parameters"]["ConditionId"];
+            };
+            cookie?: never;
+        };
+        /** @description The underwriter's note. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConditionNoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The application, with the condition waived. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -7599,6 +8322,216 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RateLockCancelledEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationSubmittedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationSubmittedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationReferredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationReferredEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationDeclinedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationDeclinedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationWithdrawnEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationWithdrawnEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationConditionsUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationConditionsUpdatedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationClearedToCloseEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationClearedToCloseEvent"];
             };
         };
         responses: {

@@ -21,6 +21,7 @@ const ID_PREFIXES = {
   invitation: 'inv',
   auditEvent: 'aud',
   rateLock: 'lck',
+  condition: 'cnd',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -18,6 +18,7 @@ import { SignInRequired, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
 import { auditRoutes } from './pages/audit.ts';
+import { deskRoutes } from './pages/desk.ts';
 import { authRoutes, ANONYMOUS_FORMS } from './pages/auth.ts';
 import { environmentRoutes } from './pages/environment.ts';
 import { exportRoutes } from './pages/exports.ts';
@@ -44,6 +45,7 @@ export function dashboard(ctx: AppContext): Middleware {
   apiKeyRoutes(router, ctx);
   webhookRoutes(router, ctx);
   applicationRoutes(router, ctx);
+  deskRoutes(router, ctx);
   quoteRoutes(router, ctx);
   exportRoutes(router, ctx);
   teamRoutes(router, ctx);

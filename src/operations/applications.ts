@@ -10,6 +10,7 @@ import {
   updateApplication,
   withdrawApplication,
 } from '../services/applications.ts';
+import { addCondition, resolveConditionAsUnderwriter } from '../services/conditions.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const applicationOperations = {
@@ -48,8 +49,9 @@ export const applicationOperations = {
   approveApplication: async ({ path, body }, ctx) => {
     const record = await reviewApplication(ctx, ctx.principal.accountId, path.mortgageId, {
       action: 'approve',
-      reviewerKeyId: ctx.principal.keyId,
+      reviewer: { kind: 'key', id: ctx.principal.keyId },
       note: body?.note,
+      conditions: body?.conditions,
     });
     ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'referred application approved');
     return { status: 200, body: toApplication(record) };
@@ -58,10 +60,36 @@ export const applicationOperations = {
   declineApplication: async ({ path, body }, ctx) => {
     const record = await reviewApplication(ctx, ctx.principal.accountId, path.mortgageId, {
       action: 'decline',
-      reviewerKeyId: ctx.principal.keyId,
+      reviewer: { kind: 'key', id: ctx.principal.keyId },
       note: body?.note,
     });
     ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'referred application declined');
+    return { status: 200, body: toApplication(record) };
+  },
+
+  addCondition: async ({ path, body }, ctx) => {
+    const record = await addCondition(ctx, ctx.principal.accountId, path.mortgageId, body);
+    ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'condition added');
+    return { status: 201, body: toApplication(record) };
+  },
+
+  satisfyCondition: async ({ path, body }, ctx) => {
+    const record = await resolveConditionAsUnderwriter(ctx, ctx.principal.accountId, path.mortgageId, path.conditionId, {
+      status: 'satisfied',
+      note: body.note,
+      actor: { kind: 'key', id: ctx.principal.keyId },
+    });
+    ctx.log.info({ mortgageId: record.mortgageId, conditionId: path.conditionId, keyId: ctx.principal.keyId }, 'condition satisfied');
+    return { status: 200, body: toApplication(record) };
+  },
+
+  waiveCondition: async ({ path, body }, ctx) => {
+    const record = await resolveConditionAsUnderwriter(ctx, ctx.principal.accountId, path.mortgageId, path.conditionId, {
+      status: 'waived',
+      note: body.note,
+      actor: { kind: 'key', id: ctx.principal.keyId },
+    });
+    ctx.log.info({ mortgageId: record.mortgageId, conditionId: path.conditionId, keyId: ctx.principal.keyId }, 'condition waived');
     return { status: 200, body: toApplication(record) };
   },
 

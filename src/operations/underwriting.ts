@@ -1,5 +1,5 @@
 /** /v1/underwriting: the account's underwriting rules (admin only, per the spec's x-required-role). */
-import { getUnderwritingRules, setUnderwritingRules } from '../services/applications.ts';
+import { getUnderwritingRules, setUnderwritingRules } from '../services/underwriting.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const underwritingOperations = {

@@ -10,8 +10,7 @@ import { recordAudit } from './audit.ts';
 import { hasAtMostDecimals } from '../domain/applications/money.ts';
 import { canTransition, isEditable, type ApplicationAction, type ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import { decide, type Decision, type PaymentFact } from '../domain/underwriting/decision.ts';
-import { checkRules, DEFAULT_RULES, type UnderwritingRules } from '../domain/underwriting/rules.ts';
-import { publish } from '../events/outbox.ts';
+import type { ConditionInput } from '../domain/applications/conditions.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail, throwIfIssues, type FieldIssue } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -25,13 +24,15 @@ import {
 import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
-import { findUnderwritingRules, saveUnderwritingRules } from '../store/underwriting.ts';
+import { publishApproved, publishDeclined, publishStatus } from './applicationEvents.ts';
+import { toCondition } from './conditionView.ts';
+import { attachApprovalConditions, type Actor } from './conditions.ts';
 import { priceMonthlyPayment, refusalError } from './pricing.ts';
+import { rulesOf } from './underwriting.ts';
 
 export type Application = components['schemas']['Application'];
 export type ApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
 export type ApplicationPatch = components['schemas']['ApplicationPatch'];
-export type UnderwritingRulesView = components['schemas']['UnderwritingRules'];
 
 /** The API's view of a record. */
 export function toApplication(record: ApplicationRecord): Application {
@@ -50,6 +51,7 @@ export function toApplication(record: ApplicationRecord): Application {
     propertyValue: record.propertyValue,
     quoteId: record.quoteId,
     decision: record.decision,
+    conditions: record.conditions.map(toCondition),
     submittedAt: record.submittedAt,
     withdrawnAt: record.withdrawnAt,
     createdAt: record.createdAt,
@@ -64,6 +66,7 @@ const ACTION_WORDS: Record<ApplicationAction, string> = {
   approve: 'approved',
   decline: 'declined',
   withdraw: 'withdrawn',
+  clear: 'cleared to close',
 };
 
 function invalidTransition(current: ApplicationStatus, action: ApplicationAction) {
@@ -132,6 +135,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
     withdrawnAt: null,
     createdAt: at,
     updatedAt: at,
+    conditions: [],
   };
   return ctx.store.transaction(async (tx) => {
     await checkQuote(tx, accountId, record);
@@ -225,44 +229,40 @@ async function paymentFact(tx: Tx, record: ApplicationRecord): Promise<PaymentFa
   return { kind: 'refused', code, detail };
 }
 
-async function rulesOf(db: SqlExecutor, accountId: string): Promise<UnderwritingRules> {
-  return (await findUnderwritingRules(db, accountId))?.rules ?? DEFAULT_RULES;
-}
-
-async function publishApproval(tx: Tx, record: ApplicationRecord, approvedAt: Date): Promise<void> {
-  await publish(tx, {
-    accountId: record.accountId,
-    occurredAt: approvedAt,
-    payload: {
-      event: 'application.approved',
-      mortgageId: record.mortgageId,
-      status: 'approved',
-      applicant: { name: record.applicantName, amount: record.amount },
-      timestamp: approvedAt.toISOString(),
-    },
-  });
-}
-
 /** Moves `current` to `next` in the transaction; refuses when another request moved it first. */
 async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationRecord, action: ApplicationAction): Promise<void> {
   if (!(await writeApplication(tx, next, current.status))) {
     const now = await findApplication(tx, current.accountId, current.mortgageId);
     throw invalidTransition(now?.status ?? current.status, action);
   }
-  if (next.status === 'approved') await publishApproval(tx, next, new Date(next.decidedAt!));
+}
+
+/**
+ * After a decision was written: its event, and for an approval the conditions it attaches (which
+ * may clear it to close at once, when none is due before closing or evidence on file meets them).
+ */
+async function publishDecision(tx: Tx, next: ApplicationRecord, reviewerConditions: readonly ConditionInput[]): Promise<ApplicationRecord> {
+  const at = new Date(next.decidedAt!);
+  const decidedBy = next.decision!.decidedBy;
+  if (next.status === 'referred') await publishStatus(tx, 'application.referred', next, at);
+  if (next.status === 'declined') await publishDeclined(tx, next, decidedBy, at);
+  if (next.status !== 'approved') return next;
+  await publishApproved(tx, next, at);
+  return attachApprovalConditions(tx, next, (await rulesOf(tx, next.accountId)).conditions, reviewerConditions, at);
 }
 
 /**
  * Submits a draft and decides it at once, in one transaction: draft → submitted → the rules'
  * outcome. Reads (rules, quote, rate sheet) and the write commit together, so the decision is
- * made on exactly the data it records.
+ * made on exactly the data it records. Publishes `application.submitted`, then the decision's event.
  */
 export async function submitApplication(ctx: AppContext, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
   return ctx.store.transaction(async (tx) => {
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!canTransition(current.status, 'submit', 'submitted')) throw invalidTransition(current.status, 'submit');
-    const at = ctx.clock.now().toISOString();
+    const now = ctx.clock.now();
+    const at = now.toISOString();
     const decision = decide(
       {
         amount: current.amount,
@@ -278,16 +278,20 @@ export async function submitApplication(ctx: AppContext, accountId: string, mort
     if (!canTransition('submitted', 'decide', decision.outcome)) throw new Error(`the state table does not allow submitted → ${decision.outcome}`);
     const next: ApplicationRecord = { ...current, status: decision.outcome, decision, submittedAt: at, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'submit');
-    return next;
+    await publishStatus(tx, 'application.submitted', { ...next, status: 'submitted' }, now);
+    return publishDecision(tx, next, []);
   });
 }
 
-/** A reviewer's approve or decline of a referred application. */
+/**
+ * A reviewer's approve or decline of a referred application, with their reason (`note`; the
+ * dashboard requires one) and, for an approval, conditions of their own to attach.
+ */
 export async function reviewApplication(
   ctx: AppContext,
   accountId: string,
   mortgageId: string,
-  review: { action: 'approve' | 'decline'; reviewerKeyId: string; note?: string | undefined },
+  review: { action: 'approve' | 'decline'; reviewer: Actor; note?: string | undefined; conditions?: readonly ConditionInput[] | undefined },
 ): Promise<ApplicationRecord> {
   const target: ApplicationStatus = review.action === 'approve' ? 'approved' : 'declined';
   return ctx.store.transaction(async (tx) => {
@@ -299,7 +303,7 @@ export async function reviewApplication(
       outcome: target as Decision['outcome'],
       decidedAt: at,
       decidedBy: 'reviewer',
-      reviewerKeyId: review.reviewerKeyId,
+      ...(review.reviewer.kind === 'key' ? { reviewerKeyId: review.reviewer.id } : { reviewerUserId: review.reviewer.id }),
       ...(review.note === undefined ? {} : { note: review.note }),
       reasons: current.decision?.reasons ?? [],
     };
@@ -312,7 +316,7 @@ export async function reviewApplication(
       target: { type: 'application', id: mortgageId },
       change: { before: { status: current.status }, after: { status: target, ...(review.note === undefined ? {} : { note: review.note }) } },
     });
-    return next;
+    return publishDecision(tx, next, review.conditions ?? []);
   });
 }
 
@@ -321,51 +325,11 @@ export async function withdrawApplication(ctx: AppContext, accountId: string, mo
     const current = await findApplication(tx, accountId, mortgageId);
     if (!current) throw notFound(mortgageId);
     if (!canTransition(current.status, 'withdraw', 'withdrawn')) throw invalidTransition(current.status, 'withdraw');
-    const at = ctx.clock.now().toISOString();
+    const now = ctx.clock.now();
+    const at = now.toISOString();
     const next: ApplicationRecord = { ...current, status: 'withdrawn', withdrawnAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'withdraw');
+    await publishStatus(tx, 'application.withdrawn', next, now);
     return next;
   });
-}
-
-export async function getUnderwritingRules(ctx: AppContext, accountId: string): Promise<UnderwritingRulesView> {
-  const stored = await ctx.store.read((db) => findUnderwritingRules(db, accountId));
-  const livemode = isLivemode(accountId);
-  return stored ? { ...stored.rules, updatedAt: stored.updatedAt, livemode } : { ...structuredClone(DEFAULT_RULES), updatedAt: null, livemode };
-}
-
-/** Replaces the account's rules whole: 400 for too many decimals, 422 for limits on the wrong side. */
-export async function setUnderwritingRules(ctx: AppContext, accountId: string, rules: UnderwritingRules): Promise<UnderwritingRulesView> {
-  const issues: FieldIssue[] = [];
-  for (const [pointer, value, places] of [
-    ['/debtToIncome/approveAtMost', rules.debtToIncome.approveAtMost, 3],
-    ['/debtToIncome/referAtMost', rules.debtToIncome.referAtMost, 3],
-    ['/loanToValue/approveAtMost', rules.loanToValue.approveAtMost, 3],
-    ['/loanToValue/referAtMost', rules.loanToValue.referAtMost, 3],
-    ['/loanAmount/approveAtMost', rules.loanAmount.approveAtMost, 2],
-    ['/loanAmount/referAtMost', rules.loanAmount.referAtMost, 2],
-  ] as const) {
-    if (!hasAtMostDecimals(value, places)) issues.push({ pointer, message: `must have at most ${places === 3 ? 'three' : 'two'} decimals` });
-  }
-  throwIfIssues(issues);
-  const broken = checkRules(rules);
-  if (broken.length > 0) {
-    throw fail.refused('invalid_underwriting_rules', `${broken[0]!.pointer} ${broken[0]!.message}. Nothing was changed.`, {
-      errors: broken,
-    });
-  }
-  const updatedAt = ctx.clock.now().toISOString();
-  const clean: UnderwritingRules = {
-    debtToIncome: { approveAtMost: rules.debtToIncome.approveAtMost, referAtMost: rules.debtToIncome.referAtMost },
-    loanToValue: { approveAtMost: rules.loanToValue.approveAtMost, referAtMost: rules.loanToValue.referAtMost },
-    creditScore: { approveAtLeast: rules.creditScore.approveAtLeast, referAtLeast: rules.creditScore.referAtLeast },
-    loanAmount: { approveAtMost: rules.loanAmount.approveAtMost, referAtMost: rules.loanAmount.referAtMost },
-  };
-  await ctx.store.transaction(async (tx) => {
-    const previous = await findUnderwritingRules(tx, accountId);
-    await saveUnderwritingRules(tx, accountId, clean, updatedAt);
-    const before = previous ? previous.rules : DEFAULT_RULES;
-    await recordAudit(tx, ctx, { accountId, action: 'underwriting.updated', target: { type: 'underwriting', id: null }, change: { before, after: clean } });
-  });
-  return { ...clean, updatedAt, livemode: isLivemode(accountId) };
 }

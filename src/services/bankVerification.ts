@@ -36,6 +36,7 @@ import { newId } from '../ids.ts';
 import { findApplication, findApplicationForUpdate } from '../store/applications.ts';
 import { findBankPartner, partnerServesAccount } from '../store/bankPartners.ts';
 import { bindingReachesAccount } from '../store/bankTokens.ts';
+import { satisfyByEvidence } from './conditions.ts';
 import {
   applicationOwner,
   failedVerificationTimes,
@@ -202,7 +203,7 @@ export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPri
   return store.transaction(async (tx) => {
     // Checked where the row is written: concurrent attempts cannot slip past the limit together
     // (on PostgreSQL the application's row lock makes the verifications of one application take turns).
-    await findApplicationForUpdate(tx, record.accountId, record.mortgageId);
+    const locked = await findApplicationForUpdate(tx, record.accountId, record.mortgageId);
     const now = clock.now();
     const after = attemptDecision(await failedVerificationTimes(tx, record.mortgageId, linkedAccountHash, windowStart()), now);
     if (!after.allowed) throw attemptsExceeded(after.retryAfterSeconds);
@@ -221,6 +222,10 @@ export async function verifyBankDetails(ctx: AppContext, principal: BankTokenPri
       checkedAt: now.toISOString(),
     };
     await insertBankVerification(tx, verification);
+    // A verified check satisfies the open bank_account_verified condition by itself.
+    if (locked && verification.verified) {
+      await satisfyByEvidence(tx, locked, { kind: 'bank_verification', verified: true }, { verificationId: verification.verificationId }, now);
+    }
     ctx.log.info(
       {
         verificationId: verification.verificationId,

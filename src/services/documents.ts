@@ -21,6 +21,7 @@ import { readHead } from '../store/documentFiles.ts';
 import { findDocument, insertDocument, listDocuments as listDocumentRecords, type DocumentRecord } from '../store/documents.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { SqlExecutor } from '../store/store.ts';
+import { satisfyByEvidence } from './conditions.ts';
 
 export type DocumentView = components['schemas']['Document'];
 
@@ -113,7 +114,7 @@ export async function uploadDocument(
   await content.prepare(record.documentId, upload.file.tempPath);
   try {
     await ctx.store.transaction(async (tx) => {
-      await liveApplication(tx, accountId, mortgageId, true);
+      const application = await liveApplication(tx, accountId, mortgageId, true);
       await insertDocument(tx, record);
       await content.write(tx, record.documentId, upload.file.tempPath);
       await publish(tx, {
@@ -126,6 +127,8 @@ export async function uploadDocument(
           url: documentUrl(config.publicBaseUrl, mortgageId, record.documentId),
         },
       });
+      // A document of the right type satisfies the matching open condition by itself.
+      await satisfyByEvidence(tx, application, { kind: 'document', documentType: record.documentType }, { documentId: record.documentId }, now);
     });
   } catch (err) {
     await content.discard(record.documentId);

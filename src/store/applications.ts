@@ -2,13 +2,15 @@
  * Mortgage application records. Amounts are INTEGER cents in the table and numbers in major
  * units in the record; the decision is kept as JSON (decision_json), null until one is made.
  */
-import { forUpdate, type SqlExecutor } from './store.ts';
+import { forUpdate, type SqlExecutor, type SqlValue } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { Decision } from '../domain/underwriting/decision.ts';
 import { fromCents, fromCentsOrNull, toCents, toCentsOrNull } from '../domain/applications/money.ts';
+import { conditionsOf, listConditions, type ConditionRecord } from './conditions.ts';
 
-export interface ApplicationRecord {
+/** An application as written: every column of its row. */
+export interface ApplicationFields {
   mortgageId: string;
   accountId: string;
   status: ApplicationStatus;
@@ -28,6 +30,11 @@ export interface ApplicationRecord {
   withdrawnAt: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** An application as read: its row and its conditions, oldest first (empty until it is approved). */
+export interface ApplicationRecord extends ApplicationFields {
+  conditions: ConditionRecord[];
 }
 
 /** An `applications` row as SQL returns it (the export reads the same columns). */
@@ -57,7 +64,7 @@ const COLUMNS =
   'credit_score, term_years, property_value_cents, quote_id, decision_json, submitted_at, decided_at, withdrawn_at, ' +
   'created_at, updated_at';
 
-const toRecord = (row: ApplicationRow): ApplicationRecord => ({
+const toFields = (row: ApplicationRow): ApplicationFields => ({
   mortgageId: row.id,
   accountId: row.account_id,
   status: row.status,
@@ -78,7 +85,7 @@ const toRecord = (row: ApplicationRow): ApplicationRecord => ({
   updatedAt: row.updated_at,
 });
 
-const toParams = (a: ApplicationRecord) => [
+const toParams = (a: ApplicationFields) => [
   a.status,
   a.applicantName,
   a.applicantEmail,
@@ -96,7 +103,7 @@ const toParams = (a: ApplicationRecord) => [
   a.updatedAt,
 ];
 
-export async function insertApplication(tx: SqlExecutor, a: ApplicationRecord): Promise<void> {
+export async function insertApplication(tx: SqlExecutor, a: ApplicationFields): Promise<void> {
   await tx.run(
     `INSERT INTO applications (id, account_id, created_at, status, applicant_name, applicant_email, amount_cents,
        annual_income_cents, monthly_debts_cents, credit_score, term_years, property_value_cents, quote_id, decision_json,
@@ -110,7 +117,7 @@ export async function insertApplication(tx: SqlExecutor, a: ApplicationRecord): 
  * Writes every mutable field of `a`, but only while the row still has status `expectedStatus`:
  * returns false when another request moved the application first.
  */
-export async function updateApplication(tx: SqlExecutor, a: ApplicationRecord, expectedStatus: ApplicationStatus): Promise<boolean> {
+export async function updateApplication(tx: SqlExecutor, a: ApplicationFields, expectedStatus: ApplicationStatus): Promise<boolean> {
   const { changes } = await tx.run(
     `UPDATE applications SET status = ?, applicant_name = ?, applicant_email = ?, amount_cents = ?, annual_income_cents = ?,
        monthly_debts_cents = ?, credit_score = ?, term_years = ?, property_value_cents = ?, quote_id = ?, decision_json = ?,
@@ -124,7 +131,7 @@ export async function updateApplication(tx: SqlExecutor, a: ApplicationRecord, e
 /** An application of this account, or undefined: another account's is indistinguishable from none. */
 export async function findApplication(db: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
   const row = await db.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?`, [accountId, mortgageId]);
-  return row && toRecord(row);
+  return row && withConditions(db, toFields(row));
 }
 
 /**
@@ -136,7 +143,7 @@ export async function findApplication(db: SqlExecutor, accountId: string, mortga
 export async function findApplicationForUpdate(tx: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
   const lock = forUpdate(tx);
   const row = await tx.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?${lock}`, [accountId, mortgageId]);
-  return row && toRecord(row);
+  return row && withConditions(tx, toFields(row));
 }
 
 /** The account's applications, newest first, optionally of one status. */
@@ -156,5 +163,82 @@ export async function listApplications(
         `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
         [accountId, after, after, page.limit + 1],
       );
-  return toPage(rows.map(toRecord), page.limit, (a) => a.mortgageId);
+  return toPage(await withConditionsAll(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
+}
+
+async function withConditions(db: SqlExecutor, fields: ApplicationFields): Promise<ApplicationRecord> {
+  // Only an application that was approved has conditions: the others skip the query.
+  const conditions = fields.status === 'approved' || fields.status === 'clear_to_close' ? await listConditions(db, fields.accountId, fields.mortgageId) : [];
+  return { ...fields, conditions };
+}
+
+async function withConditionsAll(db: SqlExecutor, accountId: string, rows: ApplicationFields[]): Promise<ApplicationRecord[]> {
+  const found = await conditionsOf(db, accountId, rows.filter((a) => a.status === 'approved' || a.status === 'clear_to_close').map((a) => a.mortgageId));
+  return rows.map((a) => ({ ...a, conditions: found.get(a.mortgageId) ?? [] }));
+}
+
+/**
+ * Moves an approved application to clear_to_close, only while it is still approved: of two
+ * transactions that each cleared the last closing condition, one moves it (true) and the other
+ * finds it moved (false), so the move and its event happen once.
+ */
+export async function markClearToClose(tx: SqlExecutor, accountId: string, mortgageId: string, at: string): Promise<boolean> {
+  const { changes } = await tx.run(
+    `UPDATE applications SET status = 'clear_to_close', updated_at = ? WHERE account_id = ? AND id = ? AND status = 'approved'`,
+    [at, accountId, mortgageId],
+  );
+  return changes === 1;
+}
+
+/** The underwriter's desk's search: each field narrows; absent fields do not. */
+export interface ApplicationSearch {
+  /** Part of the applicant's name or email, or of the application's id (case-insensitive). */
+  text?: string | undefined;
+  status?: ApplicationStatus | undefined;
+  /** `open`: some condition is still open; `cleared`: it has conditions and none is open. */
+  conditions?: 'open' | 'cleared' | undefined;
+}
+
+/** `text` as a LIKE pattern that finds it anywhere, its own `%`, `_` and `\` taken literally. */
+function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The account's applications matching the search, newest first, in pages. */
+export async function searchApplications(db: SqlExecutor, accountId: string, search: ApplicationSearch, page: PageRequest): Promise<Page<ApplicationRecord>> {
+  const where = ['account_id = ?'];
+  const params: SqlValue[] = [accountId];
+  if (search.text) {
+    const pattern = containsPattern(search.text);
+    where.push("(LOWER(applicant_name) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(applicant_email, '')) LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')");
+    params.push(pattern, pattern, pattern);
+  }
+  if (search.status) {
+    where.push('status = ?');
+    params.push(search.status);
+  }
+  if (search.conditions === 'open') {
+    where.push("EXISTS (SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id AND c.status = 'open')");
+  }
+  if (search.conditions === 'cleared') {
+    where.push(
+      "EXISTS (SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id) AND NOT EXISTS " +
+        "(SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id AND c.status = 'open')",
+    );
+  }
+  if (page.afterId) {
+    where.push('id < ?');
+    params.push(page.afterId);
+  }
+  const rows = await db.all<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
+  return toPage(await withConditionsAll(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
+}
+
+/** The referred applications waiting for a person, the longest waiting first (by when they were referred). */
+export async function referredQueue(db: SqlExecutor, accountId: string, limit: number): Promise<ApplicationRecord[]> {
+  const rows = await db.all<ApplicationRow>(
+    `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status = 'referred' ORDER BY decided_at, id LIMIT ?`,
+    [accountId, limit],
+  );
+  return rows.map((row) => ({ ...toFields(row), conditions: [] }));
 }

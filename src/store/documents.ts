@@ -72,3 +72,12 @@ export async function listDocuments(db: SqlExecutor, accountId: string, mortgage
 export async function allDocumentIds(db: SqlExecutor): Promise<string[]> {
   return (await db.all<{ id: string }>('SELECT id FROM documents ORDER BY id')).map((r) => r.id);
 }
+
+/** The id and type of every document of an application, oldest first (the evidence on file when it is approved). */
+export async function documentTypesOf(db: SqlExecutor, accountId: string, mortgageId: string): Promise<Array<{ documentId: string; documentType: DocumentType }>> {
+  const rows = await db.all<{ id: string; document_type: DocumentType }>(
+    'SELECT id, document_type FROM documents WHERE account_id = ? AND mortgage_id = ? ORDER BY id',
+    [accountId, mortgageId],
+  );
+  return rows.map((row) => ({ documentId: row.id, documentType: row.document_type }));
+}

@@ -1,5 +1,6 @@
 /** Each account's underwriting rules: percentages as decimal text, money as integer cents. */
 import { Decimal } from 'decimal.js';
+import { DEFAULT_CONDITIONS, type ConditionInput } from '../domain/applications/conditions.ts';
 import type { UnderwritingRules } from '../domain/underwriting/rules.ts';
 import { fromCents, toCents } from '../domain/applications/money.ts';
 import type { SqlExecutor } from './store.ts';
@@ -18,6 +19,7 @@ interface RulesRow {
   refer_min_credit_score: number;
   max_amount_cents: number;
   refer_max_amount_cents: number;
+  conditions_json: string | null;
   updated_at: string;
 }
 
@@ -48,7 +50,7 @@ function deepFreeze<T extends object>(value: T): T {
 async function readUnderwritingRules(db: SqlExecutor, accountId: string): Promise<StoredUnderwritingRules | undefined> {
   const row = await db.get<RulesRow>(
     `SELECT max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent, min_credit_score,
-       refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at
+       refer_min_credit_score, max_amount_cents, refer_max_amount_cents, conditions_json, updated_at
      FROM underwriting_rules WHERE account_id = ?`,
     [accountId],
   );
@@ -59,12 +61,20 @@ async function readUnderwritingRules(db: SqlExecutor, accountId: string): Promis
       loanToValue: { approveAtMost: Number(row.max_ltv_percent), referAtMost: Number(row.refer_max_ltv_percent) },
       creditScore: { approveAtLeast: row.min_credit_score, referAtLeast: row.refer_min_credit_score },
       loanAmount: { approveAtMost: fromCents(row.max_amount_cents), referAtMost: fromCents(row.refer_max_amount_cents) },
+      // null: the account never chose its conditions (or set its rules before it could), so the defaults apply.
+      conditions: row.conditions_json === null ? structuredClone([...DEFAULT_CONDITIONS]) : (JSON.parse(row.conditions_json) as ConditionInput[]),
     },
     updatedAt: row.updated_at,
   };
 }
 
-export async function saveUnderwritingRules(tx: SqlExecutor, accountId: string, rules: UnderwritingRules, updatedAt: string): Promise<void> {
+/** Saves the rules; without `conditions` the account's conditions stay as they were (the defaults, until it sets its own). */
+export async function saveUnderwritingRules(
+  tx: SqlExecutor,
+  accountId: string,
+  rules: Omit<UnderwritingRules, 'conditions'> & { conditions?: readonly ConditionInput[] | undefined },
+  updatedAt: string,
+): Promise<void> {
   const values = [
     percentText(rules.debtToIncome.approveAtMost),
     percentText(rules.debtToIncome.referAtMost),
@@ -74,18 +84,19 @@ export async function saveUnderwritingRules(tx: SqlExecutor, accountId: string, 
     rules.creditScore.referAtLeast,
     toCents(rules.loanAmount.approveAtMost),
     toCents(rules.loanAmount.referAtMost),
+    rules.conditions === undefined ? null : JSON.stringify(rules.conditions.map((c) => ({ type: c.type, description: c.description, dueBefore: c.dueBefore }))),
     updatedAt,
   ];
   tx.memo?.forget(rulesKey(accountId));
   await tx.run(
     `INSERT INTO underwriting_rules (account_id, max_dti_percent, refer_max_dti_percent, max_ltv_percent, refer_max_ltv_percent,
-       min_credit_score, refer_min_credit_score, max_amount_cents, refer_max_amount_cents, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       min_credit_score, refer_min_credit_score, max_amount_cents, refer_max_amount_cents, conditions_json, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (account_id) DO UPDATE SET max_dti_percent = excluded.max_dti_percent,
        refer_max_dti_percent = excluded.refer_max_dti_percent, max_ltv_percent = excluded.max_ltv_percent,
        refer_max_ltv_percent = excluded.refer_max_ltv_percent, min_credit_score = excluded.min_credit_score,
        refer_min_credit_score = excluded.refer_min_credit_score, max_amount_cents = excluded.max_amount_cents,
-       refer_max_amount_cents = excluded.refer_max_amount_cents, updated_at = excluded.updated_at`,
+       refer_max_amount_cents = excluded.refer_max_amount_cents, conditions_json = COALESCE(excluded.conditions_json, underwriting_rules.conditions_json), updated_at = excluded.updated_at`,
     [accountId, ...values],
   );
 }

@@ -409,6 +409,11 @@ describe('getUnderwritingRules', () => {
       loanToValue: { approveAtMost: 97, referAtMost: 100 },
       creditScore: { approveAtLeast: 620, referAtLeast: 580 },
       loanAmount: { approveAtMost: 832750, referAtMost: 1249125 },
+      conditions: [
+        { type: 'income_proof', description: 'Proof of income (recent pay stubs or a tax return)', dueBefore: 'closing' },
+        { type: 'bank_account_verified', description: "The applicant's bank account verified with a partner bank", dueBefore: 'closing' },
+        { type: 'property_appraisal', description: 'An appraisal valuing the property at or above the stated property value', dueBefore: 'closing' },
+      ],
       updatedAt: null,
       livemode: true,
     });

@@ -215,11 +215,11 @@ describe('lists, exports and settings never mix the modes', () => {
     expect(testHook.deliveries.map((d) => JSON.parse(d.body).mortgageId)).toEqual([testApp.mortgageId]);
     expect(liveHook.deliveries.map((d) => JSON.parse(d.body).mortgageId)).toEqual([liveApp.mortgageId]);
 
-    // The events feed of each mode holds that mode's events only.
+    // The events feed of each mode holds that mode's events only (each submission's three: submitted, approved, conditions).
     const testFeed = (await owner.test.GET('/v1/events')).data!.data;
     const liveFeed = (await owner.client.GET('/v1/events')).data!.data;
-    expect(testFeed.map((e) => [e.payload.mortgageId, e.livemode])).toEqual([[testApp.mortgageId, false]]);
-    expect(liveFeed.map((e) => [e.payload.mortgageId, e.livemode])).toEqual([[liveApp.mortgageId, true]]);
+    expect(testFeed.map((e) => [e.payload.mortgageId, e.livemode])).toEqual(Array(3).fill([testApp.mortgageId, false]));
+    expect(liveFeed.map((e) => [e.payload.mortgageId, e.livemode])).toEqual(Array(3).fill([liveApp.mortgageId, true]));
   });
 });
 

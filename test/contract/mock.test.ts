@@ -10,6 +10,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, freePort, stopMock } from '../helpers/server.ts';
 import { HarnessGap, buildRequest, label, requestBody, specOperations, type SpecOperation } from './harness.ts';
+import { specWebhooks } from '../helpers/webhookReceiver.ts';
+
+/** Every event kind of the spec's webhooks section (none of them is a route of the mock). */
+const specEventNames = Object.keys(specWebhooks);
 
 type Json = Record<string, any>;
 
@@ -107,9 +111,19 @@ describe.each(specOperations().map((op) => [label(op), op] as const))('%s', (_la
   }
 });
 
+describe('the lending workflow in the mock', () => {
+  it("serves the events feed's lending example on request: submitted, referred, declined by a reviewer", async () => {
+    const response = await fetch(`${baseUrl}/v1/events`, { headers: { Authorization: 'Bearer x', Prefer: 'example=lendingWorkflow' } });
+    expect(response.status).toBe(200);
+    const { data } = (await response.json()) as { data: Array<{ event: string; payload: { decidedBy?: string } }> };
+    expect(data.map((e) => e.event)).toEqual(['application.declined', 'application.referred', 'application.submitted']);
+    expect(data[0]!.payload.decidedBy).toBe('reviewer');
+  });
+});
+
 describe('what the mock does not do', () => {
   it('serves no webhooks: the spec\'s webhooks section has no route (send test events from the service instead)', async () => {
-    for (const name of ['application.approved', 'document.uploaded']) {
+    for (const name of specEventNames) {
       const response = await fetch(`${baseUrl}/${name}`, { method: 'POST', headers: { Authorization: 'Bearer x', 'Content-Type': 'application/json' }, body: '{}' });
       expect(response.status).toBe(404);
       expect(((await response.json()) as { code: string }).code).toBe('not_found');

@@ -167,6 +167,11 @@ const SERVICE_STATE: Record<string, (ids: Record<string, string>, example: Json)
     const { data } = await owner.client.POST('/v1/applications', { body: { applicant: { name: 'Matrix Applicant', amount: 350000 }, term: 30 } });
     return { ids, body: { ...example, mortgageId: data!.mortgageId } };
   },
+  // Conditions are added to approved applications: the harness's application (approvable) is submitted first.
+  addCondition: async (ids) => {
+    await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: ids.mortgageId! } } });
+    return { ids };
+  },
   // `since` must lie within the retention period counted back from now, which the documented date does not.
   recoverWebhookEvents: async (ids, example) => ({ ids, body: { ...example, since: new Date(Date.now() - 3_600_000).toISOString() } }),
   // The bank token of the harness names account 000123456789 of "Matrix Applicant" at a sandbox partner.

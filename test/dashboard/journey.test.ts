@@ -157,7 +157,7 @@ describe.skipIf(!haveChromium)('the dashboard journey in Chromium', () => {
     expect((await fetch(`${app.baseUrl}/v1/applications/${mortgageId}/documents`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}` }, body: proof })).status).toBe(201);
     await open('/dashboard/applications', 'applications');
     await page.getByLabel('Status').selectOption('approved');
-    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('button', { name: 'Search' }).click();
     await audit('applications filtered');
     await screenshot(page, 'applications');
     await page.getByRole('link', { name: mortgageId }).click();

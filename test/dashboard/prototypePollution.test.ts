@@ -93,7 +93,17 @@ describe('__proto__ and constructor keys sent anywhere leave the shared prototyp
     // A webhook endpoint and an invitation, so that their pages (and forms) exist.
     const created = await app.clientFor(attackerKey).POST('/v1/webhooks', { body: { url: 'https://127.0.0.1:9/hooks', events: ['application.approved'] } });
     const webhookId = created.data!.webhookId;
-    const pages = ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/webhooks/new', `/dashboard/webhooks/${webhookId}`, '/dashboard/team', '/dashboard/settings', '/dashboard/security'];
+    // A referred application (the desk's review forms) and an approved one (its condition forms).
+    const attackerApi = app.clientFor(attackerKey);
+    const desk: string[] = [];
+    for (const creditScore of [600, 760]) {
+      const { data } = await attackerApi.POST('/v1/applications', {
+        body: { applicant: { name: 'Desk Applicant', amount: 300000, annualIncome: 120000, monthlyDebts: 500, creditScore }, term: 30, propertyValue: 400000 },
+      });
+      await attackerApi.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: data!.mortgageId } } });
+      desk.push(`/dashboard/applications/${data!.mortgageId}`);
+    }
+    const pages = ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/webhooks/new', `/dashboard/webhooks/${webhookId}`, '/dashboard/team', '/dashboard/settings', '/dashboard/security', ...desk];
     const actions = new Map<string, string>();
     for (const path of pages) {
       const page = await attacker.get(path);

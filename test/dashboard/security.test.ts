@@ -210,6 +210,11 @@ describe("another account's ids", () => {
       [`/dashboard/team/users/${bobUserId}/role`, { '/role': 'member' }],
       [`/dashboard/team/users/${bobUserId}/remove`, {}],
       [`/dashboard/team/users/${bobUserId}/mfa-reset`, {}],
+      [`/dashboard/applications/${application.mortgageId}/approve`, { '/note': 'Not mine' }],
+      [`/dashboard/applications/${application.mortgageId}/decline`, { '/note': 'Not mine' }],
+      [`/dashboard/applications/${application.mortgageId}/conditions`, { '/type': 'custom', '/description': 'Not mine', '/dueBefore': 'closing' }],
+      [`/dashboard/applications/${application.mortgageId}/conditions/cnd-00000000000000000000000000/satisfy`, { '/note': 'Not mine' }],
+      [`/dashboard/applications/${application.mortgageId}/conditions/cnd-00000000000000000000000000/waive`, { '/note': 'Not mine' }],
     ];
     for (const [path, fields] of posts) expect((await alice.post(path, fields, { csrfFrom: page.body })).status, path).toBe(404);
     // Nothing of Bob's changed.

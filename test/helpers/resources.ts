@@ -35,6 +35,13 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     });
     return ((await response.json()) as { documentId: string }).documentId;
   },
+  async conditionId(_app, owner, earlier) {
+    // The application made just before, submitted: approvable, so approved with the default conditions; the first is open.
+    const { data } = await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: earlier.mortgageId! } } });
+    const condition = data?.conditions.find((c) => c.status === 'open');
+    if (!condition) throw new Error(`the matrix application was ${data?.status} with no open condition`);
+    return condition.conditionId;
+  },
   async keyId(_app, owner) {
     const { data } = await owner.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Matrix key' } });
     return data!.keyId;

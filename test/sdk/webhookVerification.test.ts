@@ -5,7 +5,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhook, WebhookVerificationError } from '../../sdk/src/index.ts';
+import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '../../sdk/src/index.ts';
+import { specWebhooks } from '../helpers/webhookReceiver.ts';
 
 const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
 const EVENT = { event: 'document.uploaded', mortgageId: 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa', documentType: 'income_proof', url: 'https://x.test/d' };
@@ -52,5 +53,39 @@ describe('verifyWebhook', () => {
       expect(verify, body).toThrow(WebhookVerificationError);
       expect(verify, body).toThrow('The payload is not an event');
     }
+  });
+
+  it("returns each lending event typed by its `event`: the spec's samples of the new kinds, read through their own fields", () => {
+    /** What a partner's handler reads of each kind; it compiles only if verifyWebhook's type knows the kind's fields. */
+    const summary = (event: WebhookEvent): string => {
+      switch (event.event) {
+        case 'application.submitted':
+        case 'application.referred':
+        case 'application.withdrawn':
+        case 'application.cleared_to_close':
+          return `${event.status} ${event.applicant.name}`;
+        case 'application.declined':
+          return `${event.status} by ${event.decidedBy}`;
+        case 'application.conditions_updated':
+          return `${event.conditions.length} conditions, ${event.conditions.filter((c) => c.status === 'open').length} open`;
+        default:
+          return event.event;
+      }
+    };
+    const seen: Record<string, string> = {};
+    for (const kind of ['application.submitted', 'application.referred', 'application.declined', 'application.withdrawn', 'application.conditions_updated', 'application.cleared_to_close']) {
+      const body = JSON.stringify(specWebhooks[kind]!.example);
+      const event = verifyWebhook(secret, body, signed(body));
+      expect(event).toEqual(specWebhooks[kind]!.example);
+      seen[kind] = summary(event);
+    }
+    expect(seen).toEqual({
+      'application.submitted': 'submitted Jane Doe',
+      'application.referred': 'referred Jane Doe',
+      'application.declined': 'declined by underwriting_rules',
+      'application.withdrawn': 'withdrawn Jane Doe',
+      'application.conditions_updated': '2 conditions, 1 open',
+      'application.cleared_to_close': 'clear_to_close Jane Doe',
+    });
   });
 });

@@ -80,6 +80,7 @@ function application(overrides: Partial<ApplicationRecord> = {}): ApplicationRec
     withdrawnAt: null,
     createdAt: T0,
     updatedAt: T0,
+    conditions: [],
     ...overrides,
   };
 }
@@ -106,6 +107,7 @@ describe(`store conformance (${testEngine()})`, () => {
         loanToValue: { approveAtMost: 80, referAtMost: 95.125 },
         creditScore: { approveAtLeast: 680, referAtLeast: 620 },
         loanAmount: { approveAtMost: 1_000_000, referAtMost: 2_000_000.5 },
+        conditions: [{ type: 'custom' as const, description: 'Letter from the employer', dueBefore: 'funding' as const }],
       };
       await store.transaction((tx) => saveUnderwritingRules(tx, accountId, rules, T0));
       expect(await store.read((db) => findUnderwritingRules(db, accountId))).toEqual({ rules, updatedAt: T0 });
@@ -123,6 +125,7 @@ describe(`store conformance (${testEngine()})`, () => {
         loanToValue: { approveAtMost: 80, referAtMost: 95 },
         creditScore: { approveAtLeast: 680, referAtLeast: 620 },
         loanAmount: { approveAtMost: 1_000_000, referAtMost: 2_000_000 },
+        conditions: [],
       });
       const context = () => store.read((db) => findPricingContext(db, envId));
       const storedRules = () => store.read((db) => findUnderwritingRules(db, envId));

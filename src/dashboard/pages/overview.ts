@@ -1,13 +1,21 @@
-/** The overview: the account, and the first steps to a successful API call (the curl command, the reference). */
+/** The overview: the account, the pipeline at a glance (applications by status, decisions per day, webhook delivery success), and the first steps to a successful API call. */
 import type Router from '@koa/router';
 import type { AppContext } from '../../context.ts';
+import { stackedBars } from '../../domain/applications/pipeline.ts';
 import { getAccount } from '../../services/accounts.ts';
+import { pipeline } from '../../services/desk.ts';
 import type { ActiveSession } from '../../services/sessions.ts';
 import { accountOf, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
+/** The chart's plot area, in SVG user units (the SVG scales to the page's width). */
+const CHART = { width: 600, height: 120, labelEvery: 7 };
+
 export async function overviewData(ctx: AppContext, session: ActiveSession) {
+  const lending = await pipeline(ctx, accountOf(session));
   return {
+    pipeline: lending,
+    chart: stackedBars(lending.decisions, CHART),
     title: 'Overview',
     nav: 'overview' as const,
     account: await getAccount(ctx, accountOf(session)),

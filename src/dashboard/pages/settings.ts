@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import type { RateSheet } from '../../domain/pricing/rateSheet.ts';
 import type { UnderwritingRules } from '../../domain/underwriting/rules.ts';
-import { getUnderwritingRules, setUnderwritingRules } from '../../services/applications.ts';
+import { getUnderwritingRules, setUnderwritingRules } from '../../services/underwriting.ts';
 import { getPricingSettings, setRateSheet } from '../../services/pricing.ts';
 import { decodeForm } from '../forms.ts';
 import { actingAs, accountOf, fieldValues, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';

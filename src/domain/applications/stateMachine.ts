@@ -14,15 +14,16 @@
  * | draft     | withdraw | withdrawn | any key                  |
  * | submitted | withdraw | withdrawn | any key                  |
  * | referred  | withdraw | withdrawn | any key                  |
+ * | approved  | clear    | clear_to_close | its closing conditions cleared |
  */
 import type { components } from '../../../generated/api.d.ts';
 
 export type ApplicationStatus = components['schemas']['ApplicationStatus'];
 
 /** Every status, for walking the table (test/unit/contract/specEnums.test.ts ties it to the spec's enum both ways). */
-export const APPLICATION_STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const satisfies readonly ApplicationStatus[];
+export const APPLICATION_STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn', 'clear_to_close'] as const satisfies readonly ApplicationStatus[];
 
-export const APPLICATION_ACTIONS = ['submit', 'decide', 'approve', 'decline', 'withdraw'] as const;
+export const APPLICATION_ACTIONS = ['submit', 'decide', 'approve', 'decline', 'withdraw', 'clear'] as const;
 export type ApplicationAction = (typeof APPLICATION_ACTIONS)[number];
 
 export interface Transition {
@@ -41,6 +42,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'draft', action: 'withdraw', to: 'withdrawn' },
   { from: 'submitted', action: 'withdraw', to: 'withdrawn' },
   { from: 'referred', action: 'withdraw', to: 'withdrawn' },
+  { from: 'approved', action: 'clear', to: 'clear_to_close' },
 ];
 
 /** Statuses from which no move leads anywhere. */
@@ -61,6 +63,11 @@ export function targetsOf(from: ApplicationStatus, action: ApplicationAction): A
 /** Only drafts may be edited. */
 export function isEditable(status: ApplicationStatus): boolean {
   return status === 'draft';
+}
+
+/** Conditions live on approved applications: added while approved (or, due before funding, once clear to close), cleared in both. */
+export function hasConditions(status: ApplicationStatus): boolean {
+  return status === 'approved' || status === 'clear_to_close';
 }
 
 /** Documents may be attached while the application is still alive: not withdrawn, not declined. */

@@ -67,6 +67,9 @@ function statusDate(row: ExportSource): string {
       return row.submittedAt ?? row.updatedAt;
     case 'draft':
       return row.createdAt;
+    case 'clear_to_close':
+      // The move to clear_to_close is the application's last change.
+      return row.updatedAt;
   }
 }
 

@@ -172,7 +172,7 @@ function valueFor(spec: RuleSpec, facts: UnderwritingFacts): { value: number; no
   }
 }
 
-function ruleReason(spec: RuleSpec, rules: UnderwritingRules, facts: UnderwritingFacts): DecisionReason {
+function ruleReason(spec: RuleSpec, rules: Pick<UnderwritingRules, RuleKey>, facts: UnderwritingFacts): DecisionReason {
   const { direction, threshold, referralLimit } = limitsOf(rules, spec.key);
   const base = { rule: spec.rule, threshold, referralLimit, unit: spec.unit } as const;
   const missing = spec.needs.filter((field) => facts[field] === null);
@@ -209,7 +209,7 @@ export function outcomeOf(reasons: readonly DecisionReason[]): DecisionOutcome {
 }
 
 /** Decides an application by the rules. `decidedAt` is the caller's clock reading. */
-export function decide(facts: UnderwritingFacts, rules: UnderwritingRules, decidedAt: string): Decision {
+export function decide(facts: UnderwritingFacts, rules: Pick<UnderwritingRules, RuleKey>, decidedAt: string): Decision {
   const reasons: DecisionReason[] = [financialDataReason(missingOf(facts))];
   for (const spec of RULE_SPECS) reasons.push(ruleReason(spec, rules, facts));
   if (facts.payment?.kind === 'refused') {

@@ -14,15 +14,18 @@
  *   the 2026 high-cost-area ceiling (150 % of the baseline). Above it the loan is jumbo.
  */
 import type { components } from '../../../generated/api.d.ts';
+import { DEFAULT_CONDITIONS } from '../applications/conditions.ts';
 
 export type UnderwritingRules = Omit<components['schemas']['UnderwritingRules'], 'updatedAt' | 'livemode'>;
-export type RuleKey = keyof UnderwritingRules;
+/** The rules that judge a number (the conditions attached at approval are not one). */
+export type RuleKey = Exclude<keyof UnderwritingRules, 'conditions'>;
 
 export const DEFAULT_RULES: UnderwritingRules = {
   debtToIncome: { approveAtMost: 43, referAtMost: 50 },
   loanToValue: { approveAtMost: 97, referAtMost: 100 },
   creditScore: { approveAtLeast: 620, referAtLeast: 580 },
   loanAmount: { approveAtMost: 832_750, referAtMost: 1_249_125 },
+  conditions: [...DEFAULT_CONDITIONS],
 };
 
 /** `max` rules pass at or below the threshold; `min` rules at or above it. */
@@ -37,7 +40,7 @@ export interface RuleLimits {
 }
 
 /** One rule's limits, whatever its direction. */
-export function limitsOf(rules: UnderwritingRules, key: RuleKey): RuleLimits {
+export function limitsOf(rules: Pick<UnderwritingRules, RuleKey>, key: RuleKey): RuleLimits {
   if (key === 'creditScore') {
     return { direction: 'min', threshold: rules.creditScore.approveAtLeast, referralLimit: rules.creditScore.referAtLeast };
   }
@@ -53,7 +56,7 @@ export interface RulesProblem {
 }
 
 /** A referral limit on the wrong side of its threshold would make the near-miss band negative. */
-export function checkRules(rules: UnderwritingRules): RulesProblem[] {
+export function checkRules(rules: Pick<UnderwritingRules, RuleKey>): RulesProblem[] {
   const found: RulesProblem[] = [];
   for (const key of RULE_KEYS) {
     const { direction, threshold, referralLimit } = limitsOf(rules, key);

@@ -88,6 +88,20 @@ describe('webhooks:send and webhooks:listen', () => {
     expect(lines.slice(1).map((l) => [l.payload.event, l.verified, l.matchesSpec])).toEqual(kinds.map((kind) => [kind, true, true]));
   }, 60_000);
 
+  it.each(['application.submitted', 'application.referred', 'application.declined', 'application.withdrawn', 'application.conditions_updated', 'application.cleared_to_close'])(
+    'send delivers the sample of %s, which listen verifies and finds as the spec says',
+    async (event) => {
+      const secret = newWebhookSecret();
+      const listener = await listen(['--secret', secret]);
+      const sent = await send(['--url', `http://127.0.0.1:${listener.port}/hooks`, '--secret', secret, '--event', event]);
+      expect(sent.output).toMatchObject({ event, status: 200 });
+      const [, received] = await listener.waitForLines(2);
+      expect(received).toMatchObject({ verified: true, matchesSpec: true, answered: 200 });
+      expect(received!.payload).toEqual(specWebhooks[event]!.example);
+    },
+    60_000,
+  );
+
   it('listen rejects a delivery signed with another secret (401), and can fail on purpose to exercise retries', async () => {
     const secret = newWebhookSecret();
     const listener = await listen(['--secret', secret, '--fail-first', '1', '--status', '503', '--retry-after', '7']);
@@ -175,13 +189,13 @@ function forwardTool(args: string[]): Forwarder {
   };
 }
 
-/** An application approved at submission: the service publishes application.approved. */
-async function approve(account: TestAccount): Promise<string> {
+/** A draft withdrawn: the service publishes exactly one event, application.withdrawn. */
+async function withdraw(account: TestAccount): Promise<string> {
   const { data } = await account.client.POST('/v1/applications', {
     body: { applicant: { name: 'Jane Doe', amount: 350000, email: 'jane@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 }, term: 30, propertyValue: 450000 },
   });
-  const { data: submitted } = await account.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: data!.mortgageId } } });
-  expect(submitted!.status).toBe('approved');
+  const { data: withdrawn } = await account.client.POST('/v1/applications/{mortgageId}/withdraw', { params: { path: { mortgageId: data!.mortgageId } } });
+  expect(withdrawn!.status).toBe('withdrawn');
   return data!.mortgageId;
 }
 
@@ -201,7 +215,7 @@ describe('webhooks:forward', () => {
     const receiver = await startReceiver();
     try {
       const account = await app.newAccount();
-      await approve(account); // before the start: not forwarded
+      await withdraw(account); // before the start: not forwarded
       const forward = forwardTool(['--api-key', account.memberKey, '--to', receiver.url('/hooks'), '--base-url', app.baseUrl]);
       const [ready] = await forward.waitForLines(1);
       expect(ready).toMatchObject({ msg: 'forwarding', to: receiver.url('/hooks') });
@@ -209,13 +223,13 @@ describe('webhooks:forward', () => {
       expect(secret).toMatch(/^whsec_/);
       expect(forward.stderr()).toContain(secret);
 
-      const mortgageId = await approve(account);
+      const mortgageId = await withdraw(account);
       await uploadDocument(app, account);
       const lines = (await forward.waitForLines(3)).slice(1);
       const { data: feed } = await account.client.GET('/v1/events', { params: { query: { limit: 2 } } });
       const newest = [...feed!.data].reverse(); // oldest first, as forwarded
       expect(lines).toEqual(newest.map((e) => ({ id: e.eventId, event: e.event, createdAt: e.createdAt, status: 200, ms: expect.any(Number) })));
-      expect(newest[0]!.payload).toMatchObject({ event: 'application.approved', mortgageId });
+      expect(newest[0]!.payload).toMatchObject({ event: 'application.withdrawn', mortgageId });
 
       await receiver.waitFor(2);
       const verifier = new Webhook(secret);
@@ -228,9 +242,9 @@ describe('webhooks:forward', () => {
 
       // A failing receiver: the line says so.
       receiver.answer(() => ({ status: 503 }));
-      await approve(account);
+      await withdraw(account);
       const [, , , failed] = await forward.waitForLines(4);
-      expect(failed).toMatchObject({ event: 'application.approved', status: 503 });
+      expect(failed).toMatchObject({ event: 'application.withdrawn', status: 503 });
       expect(receiver.deliveries).toHaveLength(3);
 
       forward.child.kill('SIGTERM');
@@ -251,9 +265,9 @@ describe('webhooks:forward', () => {
       const [ready] = await forward.waitForLines(1);
       expect(ready!.secret).toBeUndefined();
       await receiver.down();
-      await approve(account);
+      await withdraw(account);
       const [, refused] = await forward.waitForLines(2);
-      expect(refused).toMatchObject({ event: 'application.approved', error: 'ECONNREFUSED' });
+      expect(refused).toMatchObject({ event: 'application.withdrawn', error: 'ECONNREFUSED' });
       await receiver.up();
       await uploadDocument(app, account);
       const [, , delivered] = await forward.waitForLines(3);

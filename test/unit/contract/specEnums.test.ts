@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadBundledSpec } from '../../../src/contract/spec.ts';
 import { APPLICATION_STATUSES } from '../../../src/domain/applications/stateMachine.ts';
+import { CONDITION_STAGES, CONDITION_TYPES } from '../../../src/domain/applications/conditions.ts';
 import { DOCUMENT_TYPES } from '../../../src/domain/documents/types.ts';
 import { API_KEY_ROLES } from '../../../src/cli/commands.ts';
 
@@ -22,6 +23,8 @@ describe('hand-written lists match the spec enums exactly (both ways, same order
     ['ApplicationStatus', APPLICATION_STATUSES],
     ['DocumentType', DOCUMENT_TYPES],
     ['ApiKeyRole', API_KEY_ROLES],
+    ['ConditionType', CONDITION_TYPES],
+    ['ConditionDueBefore', CONDITION_STAGES],
   ] as const)('%s', (schema, list) => {
     expect([...list]).toEqual(specEnum(schema));
   });

@@ -24,6 +24,7 @@ const ALLOWED: Array<[ApplicationStatus, ApplicationAction, ApplicationStatus]> 
   ['draft', 'withdraw', 'withdrawn'],
   ['submitted', 'withdraw', 'withdrawn'],
   ['referred', 'withdraw', 'withdrawn'],
+  ['approved', 'clear', 'clear_to_close'],
 ];
 const key = (from: string, action: string, to: string) => `${from} -${action}-> ${to}`;
 const allowedKeys = new Set(ALLOWED.map(([f, a, t]) => key(f, a, t)));
@@ -41,12 +42,12 @@ describe('the application state machine', () => {
     expect(canTransition(from, action, to)).toBe(false);
   });
 
-  it('the table has exactly the issue’s nine moves', () => {
+  it('the table has exactly the issue’s ten moves (the nine of the first issue, and clear to close)', () => {
     expect(new Set(TRANSITIONS.map((t) => key(t.from, t.action, t.to)))).toEqual(allowedKeys);
   });
 
-  it('approved, declined and withdrawn are final: no move leaves them', () => {
-    expect([...FINAL_STATUSES].sort()).toEqual(['approved', 'declined', 'withdrawn']);
+  it('declined, withdrawn and clear_to_close are final: no move leaves them', () => {
+    expect([...FINAL_STATUSES].sort()).toEqual(['clear_to_close', 'declined', 'withdrawn']);
     fc.assert(
       fc.property(fc.constantFrom(...FINAL_STATUSES), fc.constantFrom(...APPLICATION_ACTIONS), (status, action) => {
         expect(targetsOf(status, action)).toEqual([]);

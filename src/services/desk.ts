@@ -1,0 +1,45 @@
+/**
+ * The underwriter's desk: the applications found by a search (name, email or id; status;
+ * condition state), the queue of referred applications that need a decision, longest waiting
+ * first, and the overview's pipeline (applications by status, decisions per day, webhook
+ * delivery success).
+ */
+import type { AppContext } from '../context.ts';
+import { decisionsPerDay, successRate, windowStart, type DayOfDecisions } from '../domain/applications/pipeline.ts';
+import { APPLICATION_STATUSES, type ApplicationStatus } from '../domain/applications/stateMachine.ts';
+import { referredQueue, searchApplications, type ApplicationRecord, type ApplicationSearch } from '../store/applications.ts';
+import type { Page, PageRequest } from '../store/pagination.ts';
+import { countApplicationsByStatus, countDeliveryAttemptsSince, decisionsSince } from '../store/pipeline.ts';
+
+export type { ApplicationSearch };
+
+export async function findApplications(ctx: AppContext, accountId: string, search: ApplicationSearch, page: PageRequest): Promise<Page<ApplicationRecord>> {
+  return ctx.store.read((db) => searchApplications(db, accountId, search, page));
+}
+
+/** The referred applications waiting for a person, the longest waiting first. */
+export async function decisionQueue(ctx: AppContext, accountId: string, limit: number): Promise<ApplicationRecord[]> {
+  return ctx.store.read((db) => referredQueue(db, accountId, limit));
+}
+
+export interface Pipeline {
+  byStatus: Array<{ status: ApplicationStatus; count: number }>;
+  decisions: DayOfDecisions[];
+  deliveries: { succeeded: number; failed: number; successRate: number | null };
+}
+
+/** The pipeline over the last `days` UTC days (today included). */
+export async function pipeline(ctx: AppContext, accountId: string, days = 30): Promise<Pipeline> {
+  const now = ctx.clock.now();
+  const from = windowStart(now, days).toISOString();
+  return ctx.store.read(async (db) => {
+    const counts = await countApplicationsByStatus(db, accountId);
+    const decided = await decisionsSince(db, accountId, from);
+    const attempts = await countDeliveryAttemptsSince(db, accountId, from);
+    return {
+      byStatus: APPLICATION_STATUSES.map((status) => ({ status, count: counts.get(status) ?? 0 })),
+      decisions: decisionsPerDay(decided, now, days),
+      deliveries: { ...attempts, successRate: successRate(attempts.succeeded, attempts.failed) },
+    };
+  });
+}
