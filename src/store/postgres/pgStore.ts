@@ -8,6 +8,13 @@
  *   serialization failure (40P01, 40001) rolls back and runs `fn` again, up to 3 times.
  * - read(fn): a REPEATABLE READ READ ONLY transaction, so a read of several statements sees one
  *   consistent snapshot of committed data, like the serialised sql.js engine.
+ * - round trips: the connections run in pipeline mode, and BEGIN is written in the same packet as
+ *   the unit's first statement (nothing at all for a unit that runs none); a read's COMMIT is
+ *   sent without waiting for its answer (it ends a read-only snapshot: nothing to make durable).
+ *   A quote is then two waits (BEGIN + INSERT, COMMIT) instead of four. See
+ *   docs/operators/postgresql-performance.md.
+ * - remembered rows (RowMemo): rarely changed rows read on hot paths, forgotten on every instance
+ *   by a NOTIFY at the commit that changes them (./sharedMemo.ts).
  * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
  * - listen(): one dedicated connection runs LISTEN and reconnects when it drops (listener.ts).
  * - migrations: `src/store/migrations/postgres/NNN_*.sql`, applied at open under a session-level
@@ -23,6 +30,7 @@ import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.
 import { ensureDatabase, withUser } from './database.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
+import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
 
@@ -57,6 +65,9 @@ interface PgStoreStats {
   lsn: number;
   /** Connections open / idle / waited for. */
   pool: { total: number; idle: number; waiting: number };
+  /** Statements sent (BEGIN and COMMIT included), and the waits for an answer they cost: two statements written together are one wait. */
+  statements: number;
+  roundTrips: number;
 }
 
 export interface PgStore extends Store {
@@ -86,6 +97,20 @@ function isPureRead(sql: string): boolean {
 }
 
 const TX_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|START\s+TRANSACTION)\b/i;
+const BEGIN_WRITE = 'BEGIN';
+const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/** Where a unit of work stands on its connection: `began` once BEGIN has been sent (with the first statement). */
+interface Unit {
+  began: boolean;
+  wrote: boolean;
+  memo: MemoView;
+}
+
+/** The driver's socket, corked so that BEGIN and the first statement leave in one write. */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
+  return (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection?.stream;
+}
 
 class PgEngine implements PgStore {
   readonly dialect = 'postgres' as const;
@@ -94,8 +119,12 @@ class PgEngine implements PgStore {
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
   private readonly statementNames = new Map<string, string>();
   private writes = 0;
+  private statements = 0;
+  private roundTrips = 0;
   private closing: Promise<void> | null = null;
   private readonly notifications: NotificationListener;
+  private readonly memo: SharedMemo;
+  private memoSubscribed = false;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
 
@@ -109,10 +138,12 @@ class PgEngine implements PgStore {
       options: '-c TimeZone=UTC',
       types: pgTypes,
     };
-    this.pool = new pg.Pool({ ...config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    // Pipeline mode: a statement is written as soon as it is asked for, so BEGIN can share a packet with the first one.
+    this.pool = new pg.Pool({ ...config, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
+    this.memo = new SharedMemo(() => this.notifications.isListening(MEMO_CHANNEL));
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
@@ -128,11 +159,54 @@ class PgEngine implements PgStore {
     }
     const values = pgParams(params);
     const config = { text, values, ...(rowMode ? { rowMode } : {}) };
+    this.statements++;
     return client.query(name === undefined ? config : { name, ...config });
   }
 
-  private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }): { executor: Tx; finish(): void } {
+  /** A control statement (BEGIN, COMMIT, ROLLBACK); `awaited` false when nothing waits for its answer. */
+  private control(client: pg.PoolClient, sql: string, awaited = true): Promise<unknown> {
+    this.statements++;
+    if (awaited) this.roundTrips++;
+    return client.query(sql);
+  }
+
+  /**
+   * A unit's statement: the first is written in one packet with the unit's BEGIN (pipeline mode),
+   * so the unit costs no round trip of its own for BEGIN. Should BEGIN fail, the statement fails with it.
+   */
+  private statement(client: pg.PoolClient, unit: Unit, begin: string, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
+    this.roundTrips++;
+    if (unit.began) return this.query(client, sql, params, rowMode);
+    unit.began = true;
+    const socket = socketOf(client);
+    socket?.cork();
+    this.statements++;
+    const began = client.query(begin);
+    let first: Promise<pg.QueryResult>;
+    try {
+      first = this.query(client, sql, params, rowMode);
+    } catch (err) {
+      began.catch(() => {}); // the caller rolls back: its failure is this statement's
+      throw err;
+    } finally {
+      socket?.uncork();
+    }
+    return Promise.all([began, first]).then(([, result]) => result);
+  }
+
+  /** The memo for a unit; subscribes to MEMO_CHANNEL on first use. */
+  private memoView(immediate: boolean): MemoView {
+    if (!this.memoSubscribed) {
+      this.memoSubscribed = true;
+      this.notifications.listen(MEMO_CHANNEL, () => this.memo.clear());
+    }
+    return this.memo.view(immediate);
+  }
+
+  private executor(client: pg.PoolClient, mode: 'write' | 'read', unit: Unit): { executor: Tx; finish(): void } {
     let active = true;
+    const begin = mode === 'write' ? BEGIN_WRITE : BEGIN_READ;
+    const send = (sql: string, params: SqlParams | undefined, rowMode?: 'array') => this.statement(client, unit, begin, sql, params, rowMode);
     const check = (sql: string) => {
       if (!active) throw new Error(`${mode === 'write' ? 'transaction' : 'read'} executor used after it finished`);
       if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
@@ -140,35 +214,36 @@ class PgEngine implements PgStore {
     const executor: Tx = {
       dialect: 'postgres',
       sealer: this.sealer,
+      memo: unit.memo,
       run: async (sql, params) => {
         check(sql);
         if (mode === 'read') throw new Error('run() is not allowed inside read(); use transaction()');
-        wrote.value = true;
-        const result = await this.query(client, sql, params);
+        unit.wrote = true;
+        const result = await send(sql, params);
         return { changes: result.rowCount ?? 0 };
       },
       get: async <R extends object = Row>(sql: string, params?: SqlParams) => {
         check(sql);
         if (!isPureRead(sql)) {
           if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          wrote.value = true;
+          unit.wrote = true;
         }
-        return (await this.query(client, sql, params)).rows[0] as R | undefined;
+        return (await send(sql, params)).rows[0] as R | undefined;
       },
       all: async <R extends object = Row>(sql: string, params?: SqlParams) => {
         check(sql);
         if (!isPureRead(sql)) {
           if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          wrote.value = true;
+          unit.wrote = true;
         }
-        return (await this.query(client, sql, params)).rows as R[];
+        return (await send(sql, params)).rows as R[];
       },
       values: async (sql, params) => {
         check(sql);
         if (!isPureRead(sql)) throw new Error('values() is for SELECT statements only');
         // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans. Prepared
         // like every other statement: an export runs its verification query once per batch.
-        const result = await this.query(client, sql, params, 'array');
+        const result = await send(sql, params, 'array');
         return result.rows as SqlValue[][];
       },
     };
@@ -227,19 +302,23 @@ class PgEngine implements PgStore {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
-      const wrote = { value: false };
-      const { executor, finish } = this.executor(client, 'write', wrote);
+      const unit: Unit = { began: false, wrote: false, memo: this.memoView(false) };
+      const { executor, finish } = this.executor(client, 'write', unit);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
         const value = await fn(executor);
         finish();
-        await client.query('COMMIT');
-        if (wrote.value) this.writes++;
+        if (unit.began) {
+          // A row forgotten is forgotten by every instance once this commits (NOTIFY is delivered at commit).
+          if (unit.memo.forgotten.size > 0) await this.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+          await this.control(client, 'COMMIT');
+        }
+        unit.memo.committed();
+        if (unit.wrote) this.writes++;
         return value;
       } catch (err) {
         finish();
-        await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+        if (unit.began) await this.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
         const code = (err as { code?: string }).code;
         if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
           this.log('info', 'transaction retried', { code, attempt });
@@ -255,17 +334,19 @@ class PgEngine implements PgStore {
   async read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
     this.assertOpen();
     const client = await this.connect();
-    const { executor, finish } = this.executor(client, 'read', { value: false });
+    const unit: Unit = { began: false, wrote: false, memo: this.memoView(true) };
+    const { executor, finish } = this.executor(client, 'read', unit);
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const value = await fn(executor);
       finish();
-      await client.query('COMMIT');
+      // Ends a read-only snapshot: nothing waits for the answer. The connection goes back to the pool at
+      // once; whoever takes it next has its statements written behind this COMMIT, answered after it.
+      if (unit.began) this.control(client, 'COMMIT', false).catch((err: Error) => this.log('warn', 'read COMMIT failed', { err: err.message }));
       return value;
     } catch (err) {
       finish();
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      if (unit.began) await this.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw this.failure(err);
     } finally {
       client.release(broken);
@@ -275,7 +356,8 @@ class PgEngine implements PgStore {
   async *cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
     this.assertOpen();
     const client = await this.connect();
-    const { executor, finish } = this.executor(client, 'read', { value: false });
+    // Look-ups about a batch run inside the cursor's transaction, already begun.
+    const { executor, finish } = this.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) });
     let broken: Error | undefined;
     let open = false;
     try {
@@ -329,7 +411,12 @@ class PgEngine implements PgStore {
   }
 
   stats(): PgStoreStats {
-    return { lsn: this.writes, pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
+    return {
+      lsn: this.writes,
+      pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount },
+      statements: this.statements,
+      roundTrips: this.roundTrips,
+    };
   }
 
   async checkpoint(): Promise<void> {
