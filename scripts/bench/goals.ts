@@ -25,6 +25,13 @@ export const GOALS = [
   'CSV export, 1,000,000 records, first',
   'CSV export, 1,000,000 records, repeated',
   'RSS growth during the first CSV export',
+  // PostgreSQL (issue 30): scripts/bench/postgres.ts and soak.ts
+  'PostgreSQL: POST /v1/quotes vs sql.js, same run',
+  'PostgreSQL: GET /v1/account vs sql.js, same run',
+  'PostgreSQL: CSV export, 1,000,000 records',
+  'PostgreSQL: two instances vs one, POST /v1/quotes',
+  'soak, sql.js: drift after the first 2 minutes, errors, webhooks',
+  'soak, PostgreSQL: drift after the first 2 minutes, errors, webhooks',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];
