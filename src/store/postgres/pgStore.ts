@@ -365,9 +365,19 @@ class PgEngine implements PgStore {
       open = true;
       // Parameters are bound into the cursor's query (extended protocol), never spliced into the text.
       await client.query({ text: `DECLARE mos_cursor NO SCROLL CURSOR FOR ${toPgPlaceholders(sql)}`, values: pgParams(params) });
+      const fetchText = `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`;
+      const fetchNext = () => {
+        const next = client.query({ text: fetchText, rowMode: 'array' });
+        next.catch(() => {}); // awaited below, or abandoned with the cursor (ROLLBACK follows it)
+        return next;
+      };
+      let pending = fetchNext();
       for (;;) {
-        const { rows } = await client.query({ text: `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`, rowMode: 'array' });
+        const { rows } = await pending;
         if (rows.length === 0) break;
+        // The next batch is asked for before this one is handed over (pipeline mode): PostgreSQL reads
+        // it while the reader formats this one, and the reader's look-ups are answered right behind it.
+        if (rows.length >= batchSize) pending = fetchNext();
         yield { rows: rows as SqlValue[][], db: executor };
         if (rows.length < batchSize) break;
       }
