@@ -7,7 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { createTempDatabase, type TempDatabase } from '../lib/pgDatabase.ts';
+import { processCpuMicros } from '../lib/processCpu.ts';
 import { createAccountWithCli, startService, type ServiceProcess } from '../lib/spawnService.ts';
 
 export const BANK_SECRET = 'bench-bank-secret-0123456789abcdef0123456789';
@@ -73,6 +75,38 @@ export interface LoadFigures {
   p99Ms: number;
   /** Responses not 2xx, socket errors and timeouts. */
   bad: number;
+  /** CPU time per request (user + system, µs) of the service processes and of the PostgreSQL backends serving them: steadier than req/s on a shared machine. */
+  serviceCpuUs: number;
+  databaseCpuUs: number;
+}
+
+/** The PostgreSQL backends connected to the target's database (its pools and LISTEN connections). */
+async function backendPids(target: Target): Promise<number[]> {
+  if (!target.database) return [];
+  const client = new pg.Client({ connectionString: target.database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+async function cpuMicros(pids: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    const cpu = await processCpuMicros(pid);
+    if (cpu) out.set(pid, cpu.userUs + cpu.systemUs);
+  }
+  return out;
+}
+
+/** CPU used between two readings, by the processes present in both. */
+function spent(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, us] of after) total += us - (before.get(pid) ?? us);
+  return total;
 }
 
 /** autocannon over every instance of `target` at once: `connections` in total, each instance its share. */
@@ -85,11 +119,18 @@ export async function loadOver(target: Target, pathname: string, method: 'GET' |
     duration: seconds,
     timeout: 10,
   };
+  const servicePids = target.services.map((s) => s.pid);
+  const databasePids = await backendPids(target);
+  const [serviceBefore, databaseBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
   const results = await Promise.all(target.services.map((s) => autocannon({ ...options, url: `${s.baseUrl}${pathname}`, connections: share })));
+  const [serviceAfter, databaseAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
+  const requests = Math.max(1, results.reduce((sum, r) => sum + r.requests.total, 0));
   return {
     requestsPerSec: results.reduce((sum, r) => sum + r.requests.average, 0),
     p99Ms: Math.max(...results.map((r) => r.latency.p99)),
     bad: results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+    serviceCpuUs: spent(serviceBefore, serviceAfter) / requests,
+    databaseCpuUs: spent(databaseBefore, databaseAfter) / requests,
   };
 }
 

@@ -57,9 +57,17 @@ class Tally {
   get bad(): number {
     return this.runs.reduce((sum, r) => sum + r.bad, 0);
   }
+  private mean(pick: (r: LoadFigures) => number): number {
+    return this.runs.reduce((sum, r) => sum + pick(r), 0) / Math.max(1, this.runs.length);
+  }
   line(): string {
     const each = this.runs.map((r) => fmt(r.requestsPerSec)).join(', ');
-    return `${fmt(this.requestsPerSec).padStart(7)} req/s  p99 ${String(this.p99Ms).padStart(4)} ms  (rounds: ${each})${this.bad ? `  ${this.bad} not 2xx!` : ''}`;
+    const db = this.mean((r) => r.databaseCpuUs);
+    return (
+      `${fmt(this.requestsPerSec).padStart(7)} req/s  p99 ${String(this.p99Ms).padStart(4)} ms  ` +
+      `CPU/request: service ${fmt(this.mean((r) => r.serviceCpuUs)).padStart(4)} µs${db > 0 ? `, PostgreSQL ${fmt(db).padStart(4)} µs` : ''}  ` +
+      `(rounds: ${each})${this.bad ? `  ${this.bad} not 2xx!` : ''}`
+    );
   }
 }
 

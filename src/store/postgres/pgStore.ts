@@ -11,7 +11,8 @@
  * - round trips: the connections run in pipeline mode, and BEGIN is written in the same packet as
  *   the unit's first statement (nothing at all for a unit that runs none); a read's COMMIT is
  *   sent without waiting for its answer (it ends a read-only snapshot: nothing to make durable).
- *   A quote is then two waits (BEGIN + INSERT, COMMIT) instead of four. See
+ *   A transaction of one INSERT is two waits (BEGIN + INSERT, COMMIT) instead of three; through
+ *   autocommit(), where the statements need not commit together (a quote), one. See
  *   docs/operators/postgresql-performance.md.
  * - remembered rows (RowMemo): rarely changed rows read on hot paths, forgotten on every instance
  *   by a NOTIFY at the commit that changes them (./sharedMemo.ts).
@@ -328,6 +329,29 @@ class PgEngine implements PgStore {
       } finally {
         client.release(broken);
       }
+    }
+  }
+
+  async autocommit<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const client = await this.connect();
+    // `began` from the start: no BEGIN is sent, each statement commits on its own (durable before it answers).
+    const unit: Unit = { began: true, wrote: false, memo: this.memoView(false) };
+    const { executor, finish } = this.executor(client, 'write', unit);
+    let broken: Error | undefined;
+    try {
+      const value = await fn(executor);
+      finish();
+      if (unit.memo.forgotten.size > 0) await this.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+      unit.memo.committed();
+      if (unit.wrote) this.writes++;
+      return value;
+    } catch (err) {
+      finish();
+      if (isConnectionFailure(err)) broken = err as Error;
+      throw this.failure(err);
+    } finally {
+      client.release(broken);
     }
   }
 
