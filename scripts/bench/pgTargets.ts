@@ -70,6 +70,21 @@ export async function startTarget(engine: 'sqljs' | 'postgres', instances: numbe
   }
 }
 
+/**
+ * Starts counting the CPU time (µs) of the target's service processes and of the PostgreSQL
+ * backends connected to its database (those present at the start); the function returned reads it.
+ * A backend that connects meanwhile is not counted: the pools are warm by then.
+ */
+export async function cpuMeter(target: Target): Promise<() => Promise<{ serviceUs: number; databaseUs: number }>> {
+  const servicePids = target.services.map((s) => s.pid);
+  const databasePids = await backendPids(target);
+  const [serviceBefore, databaseBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
+  return async () => {
+    const [serviceAfter, databaseAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
+    return { serviceUs: spent(serviceBefore, serviceAfter), databaseUs: spent(databaseBefore, databaseAfter) };
+  };
+}
+
 export interface LoadFigures {
   requestsPerSec: number;
   p99Ms: number;
@@ -119,18 +134,16 @@ export async function loadOver(target: Target, pathname: string, method: 'GET' |
     duration: seconds,
     timeout: 10,
   };
-  const servicePids = target.services.map((s) => s.pid);
-  const databasePids = await backendPids(target);
-  const [serviceBefore, databaseBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
+  const cpu = await cpuMeter(target);
   const results = await Promise.all(target.services.map((s) => autocannon({ ...options, url: `${s.baseUrl}${pathname}`, connections: share })));
-  const [serviceAfter, databaseAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
   const requests = Math.max(1, results.reduce((sum, r) => sum + r.requests.total, 0));
+  const used = await cpu();
   return {
     requestsPerSec: results.reduce((sum, r) => sum + r.requests.average, 0),
     p99Ms: Math.max(...results.map((r) => r.latency.p99)),
     bad: results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
-    serviceCpuUs: spent(serviceBefore, serviceAfter) / requests,
-    databaseCpuUs: spent(databaseBefore, databaseAfter) / requests,
+    serviceCpuUs: used.serviceUs / requests,
+    databaseCpuUs: used.databaseUs / requests,
   };
 }
 

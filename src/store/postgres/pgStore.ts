@@ -27,13 +27,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
-import type { Row, SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
+import type { SqlExecutor, SqlParams, SqlValue, Store, Tx } from '../store.ts';
 import { ensureDatabase, withUser } from './database.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
 import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
+import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 
 export { redactDatabaseUrl } from './database.ts';
 
@@ -90,38 +91,14 @@ const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 3;
 /** What a caller refused for an unreachable database is told to wait before trying again. */
 const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
-const PREPARED_LIMIT = 500;
-
-function isPureRead(sql: string): boolean {
-  const head = sql.trimStart().slice(0, 6).toUpperCase();
-  return head === 'SELECT' || (head.startsWith('WITH') && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql));
-}
-
-const TX_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|START\s+TRANSACTION)\b/i;
-const BEGIN_WRITE = 'BEGIN';
-const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
-
-/** Where a unit of work stands on its connection: `began` once BEGIN has been sent (with the first statement). */
-interface Unit {
-  began: boolean;
-  wrote: boolean;
-  memo: MemoView;
-}
-
-/** The driver's socket, corked so that BEGIN and the first statement leave in one write. */
-function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
-  return (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection?.stream;
-}
 
 class PgEngine implements PgStore {
   readonly dialect = 'postgres' as const;
   readonly sharedByInstances = true as const;
   private readonly pool: pg.Pool;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
-  private readonly statementNames = new Map<string, string>();
   private writes = 0;
-  private statements = 0;
-  private roundTrips = 0;
+  private readonly sender: StatementSender;
   private closing: Promise<void> | null = null;
   private readonly notifications: NotificationListener;
   private readonly memo: SharedMemo;
@@ -131,6 +108,7 @@ class PgEngine implements PgStore {
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
+    this.sender = new StatementSender(options.sealer);
     this.keyFile = options.keyFile ?? null;
     const config: pg.ClientConfig = {
       connectionString: withUser(options.url),
@@ -149,51 +127,6 @@ class PgEngine implements PgStore {
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
 
-  // ---- executors -----------------------------------------------------------------------
-
-  private query(client: pg.PoolClient | pg.Client, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
-    const text = toPgPlaceholders(sql);
-    let name = this.statementNames.get(text);
-    if (name === undefined && this.statementNames.size < PREPARED_LIMIT) {
-      name = `mos_${this.statementNames.size}`;
-      this.statementNames.set(text, name);
-    }
-    const values = pgParams(params);
-    const config = { text, values, ...(rowMode ? { rowMode } : {}) };
-    this.statements++;
-    return client.query(name === undefined ? config : { name, ...config });
-  }
-
-  /** A control statement (BEGIN, COMMIT, ROLLBACK); `awaited` false when nothing waits for its answer. */
-  private control(client: pg.PoolClient, sql: string, awaited = true): Promise<unknown> {
-    this.statements++;
-    if (awaited) this.roundTrips++;
-    return client.query(sql);
-  }
-
-  /**
-   * A unit's statement: the first is written in one packet with the unit's BEGIN (pipeline mode),
-   * so the unit costs no round trip of its own for BEGIN. Should BEGIN fail, the statement fails with it.
-   */
-  private statement(client: pg.PoolClient, unit: Unit, begin: string, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
-    this.roundTrips++;
-    if (unit.began) return this.query(client, sql, params, rowMode);
-    unit.began = true;
-    const socket = socketOf(client);
-    socket?.cork();
-    this.statements++;
-    const began = client.query(begin);
-    let first: Promise<pg.QueryResult>;
-    try {
-      first = this.query(client, sql, params, rowMode);
-    } catch (err) {
-      began.catch(() => {}); // the caller rolls back: its failure is this statement's
-      throw err;
-    } finally {
-      socket?.uncork();
-    }
-    return Promise.all([began, first]).then(([, result]) => result);
-  }
 
   /** The memo for a unit; subscribes to MEMO_CHANNEL on first use. */
   private memoView(immediate: boolean): MemoView {
@@ -202,53 +135,6 @@ class PgEngine implements PgStore {
       this.notifications.listen(MEMO_CHANNEL, () => this.memo.clear());
     }
     return this.memo.view(immediate);
-  }
-
-  private executor(client: pg.PoolClient, mode: 'write' | 'read', unit: Unit): { executor: Tx; finish(): void } {
-    let active = true;
-    const begin = mode === 'write' ? BEGIN_WRITE : BEGIN_READ;
-    const send = (sql: string, params: SqlParams | undefined, rowMode?: 'array') => this.statement(client, unit, begin, sql, params, rowMode);
-    const check = (sql: string) => {
-      if (!active) throw new Error(`${mode === 'write' ? 'transaction' : 'read'} executor used after it finished`);
-      if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
-    };
-    const executor: Tx = {
-      dialect: 'postgres',
-      sealer: this.sealer,
-      memo: unit.memo,
-      run: async (sql, params) => {
-        check(sql);
-        if (mode === 'read') throw new Error('run() is not allowed inside read(); use transaction()');
-        unit.wrote = true;
-        const result = await send(sql, params);
-        return { changes: result.rowCount ?? 0 };
-      },
-      get: async <R extends object = Row>(sql: string, params?: SqlParams) => {
-        check(sql);
-        if (!isPureRead(sql)) {
-          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          unit.wrote = true;
-        }
-        return (await send(sql, params)).rows[0] as R | undefined;
-      },
-      all: async <R extends object = Row>(sql: string, params?: SqlParams) => {
-        check(sql);
-        if (!isPureRead(sql)) {
-          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          unit.wrote = true;
-        }
-        return (await send(sql, params)).rows as R[];
-      },
-      values: async (sql, params) => {
-        check(sql);
-        if (!isPureRead(sql)) throw new Error('values() is for SELECT statements only');
-        // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans. Prepared
-        // like every other statement: an export runs its verification query once per batch.
-        const result = await send(sql, params, 'array');
-        return result.rows as SqlValue[][];
-      },
-    };
-    return { executor, finish: () => (active = false) };
   }
 
   private assertOpen(): void {
@@ -304,22 +190,22 @@ class PgEngine implements PgStore {
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
       const unit: Unit = { began: false, wrote: false, memo: this.memoView(false) };
-      const { executor, finish } = this.executor(client, 'write', unit);
+      const { executor, finish } = this.sender.executor(client, 'write', unit);
       let broken: Error | undefined;
       try {
         const value = await fn(executor);
         finish();
         if (unit.began) {
           // A row forgotten is forgotten by every instance once this commits (NOTIFY is delivered at commit).
-          if (unit.memo.forgotten.size > 0) await this.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
-          await this.control(client, 'COMMIT');
+          if (unit.memo.forgotten.size > 0) await this.sender.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+          await this.sender.control(client, 'COMMIT');
         }
         unit.memo.committed();
         if (unit.wrote) this.writes++;
         return value;
       } catch (err) {
         finish();
-        if (unit.began) await this.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+        if (unit.began) await this.sender.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
         const code = (err as { code?: string }).code;
         if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
           this.log('info', 'transaction retried', { code, attempt });
@@ -337,12 +223,12 @@ class PgEngine implements PgStore {
     const client = await this.connect();
     // `began` from the start: no BEGIN is sent, each statement commits on its own (durable before it answers).
     const unit: Unit = { began: true, wrote: false, memo: this.memoView(false) };
-    const { executor, finish } = this.executor(client, 'write', unit);
+    const { executor, finish } = this.sender.executor(client, 'write', unit);
     let broken: Error | undefined;
     try {
       const value = await fn(executor);
       finish();
-      if (unit.memo.forgotten.size > 0) await this.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+      if (unit.memo.forgotten.size > 0) await this.sender.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
       unit.memo.committed();
       if (unit.wrote) this.writes++;
       return value;
@@ -359,18 +245,18 @@ class PgEngine implements PgStore {
     this.assertOpen();
     const client = await this.connect();
     const unit: Unit = { began: false, wrote: false, memo: this.memoView(true) };
-    const { executor, finish } = this.executor(client, 'read', unit);
+    const { executor, finish } = this.sender.executor(client, 'read', unit);
     let broken: Error | undefined;
     try {
       const value = await fn(executor);
       finish();
       // Ends a read-only snapshot: nothing waits for the answer. The connection goes back to the pool at
       // once; whoever takes it next has its statements written behind this COMMIT, answered after it.
-      if (unit.began) this.control(client, 'COMMIT', false).catch((err: Error) => this.log('warn', 'read COMMIT failed', { err: err.message }));
+      if (unit.began) this.sender.control(client, 'COMMIT', false).catch((err: Error) => this.log('warn', 'read COMMIT failed', { err: err.message }));
       return value;
     } catch (err) {
       finish();
-      if (unit.began) await this.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      if (unit.began) await this.sender.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw this.failure(err);
     } finally {
       client.release(broken);
@@ -381,7 +267,7 @@ class PgEngine implements PgStore {
     this.assertOpen();
     const client = await this.connect();
     // Look-ups about a batch run inside the cursor's transaction, already begun.
-    const { executor, finish } = this.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) });
+    const { executor, finish } = this.sender.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) });
     let broken: Error | undefined;
     let open = false;
     try {
@@ -448,8 +334,8 @@ class PgEngine implements PgStore {
     return {
       lsn: this.writes,
       pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount },
-      statements: this.statements,
-      roundTrips: this.roundTrips,
+      statements: this.sender.statements,
+      roundTrips: this.sender.roundTrips,
     };
   }
 
