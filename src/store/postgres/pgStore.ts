@@ -102,7 +102,6 @@ class PgEngine implements PgStore {
   private closing: Promise<void> | null = null;
   private readonly notifications: NotificationListener;
   private readonly memo: SharedMemo;
-  private memoSubscribed = false;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
 
@@ -122,18 +121,18 @@ class PgEngine implements PgStore {
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
-    this.memo = new SharedMemo(() => this.notifications.isListening(MEMO_CHANNEL));
+    this.memo = new SharedMemo(
+      () => this.notifications.isListening(MEMO_CHANNEL),
+      undefined,
+      () => this.notifications.listen(MEMO_CHANNEL, () => this.memo.clear()),
+    );
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
 
 
-  /** The memo for a unit; subscribes to MEMO_CHANNEL on first use. */
+  /** The memo for a unit (MEMO_CHANNEL is listened on once a row is first offered to it). */
   private memoView(immediate: boolean): MemoView {
-    if (!this.memoSubscribed) {
-      this.memoSubscribed = true;
-      this.notifications.listen(MEMO_CHANNEL, () => this.memo.clear());
-    }
     return this.memo.view(immediate);
   }
 

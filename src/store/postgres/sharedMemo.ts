@@ -42,10 +42,13 @@ export class SharedMemo {
   /** False until the LISTEN on MEMO_CHANNEL is in place, and while it is being restored. */
   private listening: () => boolean;
   private readonly now: () => number;
+  /** Called when a row is first offered: the engine starts listening then, not before (an admin command that remembers nothing opens no LISTEN connection). */
+  private subscribe: (() => void) | null;
 
-  constructor(listening: () => boolean, now: () => number = () => performance.now()) {
+  constructor(listening: () => boolean, now: () => number = () => performance.now(), subscribe: (() => void) | null = null) {
     this.listening = listening;
     this.now = now;
+    this.subscribe = subscribe;
   }
 
   /** Everything forgotten: a notification on MEMO_CHANNEL (whichever row it names), or the listener reconnecting. */
@@ -83,6 +86,11 @@ export class SharedMemo {
         return entry.value as T;
       },
       set: (key: string, value: unknown) => {
+        if (this.subscribe) {
+          const subscribe = this.subscribe;
+          this.subscribe = null;
+          subscribe();
+        }
         if (forgotten.has(key) || !fresh()) return;
         if (immediate) this.remember(key, value);
         else pending.set(key, value);

@@ -70,6 +70,17 @@ describe('SharedMemo', () => {
     expect(shared.view(true).get('k')).toBe(1);
   });
 
+  it('starts listening when a row is first offered, not before (an admin command that remembers nothing opens no LISTEN connection)', () => {
+    let subscriptions = 0;
+    const shared = new SharedMemo(() => true, () => 0, () => subscriptions++);
+    shared.view(true).get('k');
+    shared.view(false).committed();
+    expect(subscriptions).toBe(0);
+    shared.view(true).set('k', 1);
+    shared.view(true).set('j', 2);
+    expect(subscriptions).toBe(1);
+  });
+
   it(`trusts an entry ${SHARED_MEMO_TTL_MS} ms at most (a notification lost on a dead connection)`, () => {
     const { shared, advance } = memo();
     shared.view(true).set('k', 1);
