@@ -90,7 +90,8 @@ function benchContext(store: SqlJsStore) {
   return createContext({ config: loadConfig({ LOG_LEVEL: 'silent' }), store, clock: systemClock, log: createLogger('silent') });
 }
 
-async function seed(): Promise<Seeded> {
+/** Seeds a data directory with `records` applications (the postgres benchmark seeds one for its sql.js figure too). */
+export async function seed(records = RECORDS): Promise<Seeded> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-export-'));
   const store: SqlJsStore = await openSqlJsStore({ dataDir });
   try {
@@ -98,20 +99,20 @@ async function seed(): Promise<Seeded> {
     const { account, firstKey } = await createAccount(benchContext(store), { name: 'Bench Lending', email: 'ops@bench-lending.test' });
     const partnerId = 'bnk-00000000000000000000000001';
     await store.transaction((tx) => tx.run(SEED_PARTNER, [partnerId, CREATED_AT, CREATED_AT]));
-    for (let from = 1; from <= RECORDS; from += SEED_CHUNK) {
-      const to = Math.min(RECORDS, from + SEED_CHUNK - 1);
+    for (let from = 1; from <= records; from += SEED_CHUNK) {
+      const to = Math.min(records, from + SEED_CHUNK - 1);
       await store.transaction((tx) =>
         tx.run(SEED_APPLICATIONS, [from, to, account.accountId, DECIDED_AT, DECIDED_AT, DECIDED_AT, CREATED_AT, DECIDED_AT]),
       );
     }
-    await store.transaction((tx) => tx.run(SEED_VERIFICATIONS, [1, Math.floor(RECORDS / 10), account.accountId, partnerId, DECIDED_AT]));
+    await store.transaction((tx) => tx.run(SEED_VERIFICATIONS, [1, Math.floor(records / 10), account.accountId, partnerId, DECIDED_AT]));
     const seedMs = performance.now() - started;
 
     // Baseline: the export's own reads, batch by batch, in process (no formatting, no HTTP).
     const bounds = await store.read((db) => exportBounds(db, account.accountId));
     const query = { accountId: account.accountId, currency: bounds.currency, upToId: bounds.upToId };
     let after: string | null = null;
-    let records = 0;
+    let scanned = 0;
     let batches = 0;
     let maxBatchMs = 0;
     const scanStarted = performance.now();
@@ -121,25 +122,25 @@ async function seed(): Promise<Seeded> {
       maxBatchMs = Math.max(maxBatchMs, performance.now() - batchStarted);
       batches++;
       if (rows.length === 0) break;
-      records += rows.length;
+      scanned += rows.length;
       after = rows[rows.length - 1]!.mortgageId;
       if (performance.now() - scanStarted > EXPORT_LIMIT_MS) break;
     }
     const scanMs = performance.now() - scanStarted;
-    if (records !== RECORDS) throw new Error(`the baseline scan read ${records} records, expected ${RECORDS}`);
+    if (scanned !== records) throw new Error(`the baseline scan read ${scanned} records, expected ${records}`);
     return {
       dataDir,
       accountId: account.accountId,
       apiKey: firstKey.apiKey,
       seedMs,
-      baseline: { recordsPerSec: (records / scanMs) * 1000, batches, maxBatchMs },
+      baseline: { recordsPerSec: (scanned / scanMs) * 1000, batches, maxBatchMs },
     };
   } finally {
     await store.close(); // writes the snapshot the service starts from
   }
 }
 
-function rssBytes(pid: number): number {
+export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status);
   return kb ? Number(kb[1]) * 1024 : 0;
@@ -170,7 +171,7 @@ const FRAMING: Record<string, { head: number; tail: number }> = {
 };
 
 /** Streams one export to nowhere, counting bytes and lines, while sampling the server's RSS. */
-async function exportOnce(service: ServiceProcess, apiKey: string, format: string): Promise<ExportFigures> {
+export async function exportOnce(service: ServiceProcess, apiKey: string, format: string): Promise<ExportFigures> {
   const baselineRss = rssBytes(service.pid);
   let peakRss = baselineRss;
   const sampler = setInterval(() => {

@@ -29,6 +29,13 @@ export const GOALS = [
   'POST /v1/quotes with metrics and tracing on, 100 % sampled, vs both off',
   // request logs (issue 28)
   'POST /v1/quotes with request logging on vs off',
+  // PostgreSQL (issue 30): scripts/bench/postgres.ts and soak.ts
+  'PostgreSQL: POST /v1/quotes vs sql.js, same run',
+  'PostgreSQL: GET /v1/account vs sql.js, same run',
+  'PostgreSQL: CSV export, 1,000,000 records',
+  'PostgreSQL: two instances vs one, POST /v1/quotes',
+  'soak, sql.js: drift after the first 2 minutes, errors, webhooks',
+  'soak, PostgreSQL: drift after the first 2 minutes, errors, webhooks',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];

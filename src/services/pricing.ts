@@ -18,7 +18,7 @@ import { newId } from '../ids.ts';
 import { environmentNow } from './environmentClock.ts';
 import { findPricingContext, findRateSheet, saveRateSheet, type PricingContextRow } from '../store/pricing.ts';
 import { findQuote, insertQuote } from '../store/quotes.ts';
-import type { SqlExecutor } from '../store/store.ts';
+import { autocommit, type SqlExecutor } from '../store/store.ts';
 
 export type Quote = components['schemas']['Quote'];
 export type PricingSettings = components['schemas']['PricingSettings'];
@@ -141,11 +141,12 @@ export async function priceMonthlyPayment(
 }
 
 /**
- * Prices and stores a quote in one transaction: the sheet read and the insert share one turn of the
- * store's queue (pricing is CPU only, no I/O, so nothing waits on the network while it is held).
+ * Prices and stores a quote: the sheet read and the insert share one turn of the store's queue on
+ * sql.js (pricing is CPU only, no I/O, so nothing waits on the network while it is held). Its one
+ * write needs no transaction around it: on PostgreSQL the INSERT commits on its own, one round trip.
  */
 export async function createQuote(ctx: AppContext, accountId: string, request: LoanRequest): Promise<Quote> {
-  return ctx.store.transaction(async (tx) => {
+  return autocommit(ctx.store, async (tx) => {
     const { loan, currency } = await priceLoan(tx, accountId, request);
     // The environment's time (a test environment's clock may run ahead): a quote expires on it.
     const now = await environmentNow(ctx, tx, accountId);

@@ -84,6 +84,13 @@ export interface Store {
    * durable (journalled and fsynced); rejects, with nothing written, when `fn` throws.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` whose statements need not commit together: each is atomic and durable on its own
+   * before it resolves (PostgreSQL: autocommit, so a unit of one INSERT costs one round trip and no
+   * BEGIN or COMMIT). A statement that ran stays when a later one, or `fn`, fails. Absent (sql.js),
+   * `autocommit()` below runs `fn` as one transaction.
+   */
+  autocommit?<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs `fn` against a consistent view of committed data. Never sees another transaction's uncommitted writes. */
   read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T>;
   /** True while the store is open and accepting work (used by GET /readyz). */
@@ -127,6 +134,11 @@ export interface StoreObserver {
    */
   unit<T>(engine: StoreEngine, kind: 'transaction' | 'read', run: (unit: { statements: number }) => Promise<T>): Promise<T>;
   phase(engine: StoreEngine, phase: StorePhase, seconds: number): void;
+}
+
+/** Runs `fn` through the store's autocommit where it has one, else as one transaction (see Store.autocommit). */
+export function autocommit<T>(store: Store, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return store.autocommit ? store.autocommit(fn) : store.transaction(fn);
 }
 
 /** The store's dialect ('sqlite' when it does not say). */

@@ -3,6 +3,7 @@
  * data directory of its own, as behind a load balancer.
  *
  * - load spread over both: what one instance writes the other serves, at once;
+ * - a rate sheet replaced through one prices the other's next quotes (what it remembered is forgotten on the NOTIFY);
  * - 20 concurrent submits of one application across both: exactly one 200, the rest 409;
  * - SIGKILL one mid-stream: every write acknowledged by either is readable through the other, and
  *   every committed event is delivered at least once (the dead instance's leases run out and the
@@ -101,6 +102,22 @@ describe('two instances on one database', () => {
     expect(results).toEqual(Array(20).fill(200));
     const listed = (await (await call(a, apiKey, 'GET', '/v1/applications?limit=100')).json()) as { data: Array<{ mortgageId: string }> };
     expect(listed.data.map((x) => x.mortgageId).sort()).toEqual([...ids].sort());
+  });
+
+  it('a rate sheet replaced through one instance prices the next quotes of the other: its remembered sheet is forgotten on the NOTIFY', async () => {
+    const loan = { amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 };
+    const rateOnB = async () => Math.round(((await (await call(b, apiKey, 'POST', '/v1/quotes', loan)).json()) as { interestRate: number }).interestRate * 1000);
+    const before = await rateOnB(); // b now remembers the account's pricing context
+    const { rateSheet } = (await (await call(a, apiKey, 'GET', '/v1/pricing')).json()) as { rateSheet: { baseRates: Array<{ rate: number }> } };
+    const raised = { ...rateSheet, baseRates: rateSheet.baseRates.map((band) => ({ ...band, rate: band.rate + 1 })) };
+    try {
+      expect((await call(a, apiKey, 'PUT', '/v1/pricing', raised)).status).toBe(200);
+      // The NOTIFY reaches b milliseconds after the commit; without it, b would quote the old rate for up to 2 s.
+      await expect.poll(rateOnB, { timeout: 1_000, interval: 10 }).toBe(before + 1000);
+    } finally {
+      expect((await call(a, apiKey, 'PUT', '/v1/pricing', rateSheet)).status).toBe(200);
+      await expect.poll(rateOnB, { timeout: 1_000, interval: 10 }).toBe(before);
+    }
   });
 
   it('20 concurrent submits of one application across both instances: exactly one 200, the others 409', async () => {

@@ -21,6 +21,7 @@ import { findExportFormat, insertExportFormat, listExportFormats, countExportFor
 import { exportBatches, exportBounds } from '../../src/store/exportRecords.ts';
 import { IN_PROGRESS_STATUS, claimIdempotencyKey, findStoredResponse, releaseIdempotencyClaim, saveStoredResponse } from '../../src/store/idempotency.ts';
 import type { OpenedStore } from '../../src/store/open.ts';
+import { autocommit } from '../../src/store/store.ts';
 import { dueDeliveries, insertDeliveries, insertEvent, leaseDeliveries, leasedDeliveries, recordAttempt } from '../../src/store/outbox.ts';
 import { findPricingContext, saveRateSheet } from '../../src/store/pricing.ts';
 import { findQuote, insertQuote, type QuoteRecord } from '../../src/store/quotes.ts';
@@ -472,6 +473,32 @@ describe(`store conformance (${testEngine()})`, () => {
       expect(await store.read((db) => findApplication(db, accountId, a.mortgageId))).toBeUndefined();
       await store.transaction((tx) => insertApplication(tx, a));
       expect(await store.read((db) => findApplication(db, accountId, a.mortgageId))).toBeDefined();
+    });
+
+    it('autocommit(): the write of the unit is committed when it resolves; on PostgreSQL a one-INSERT unit is one statement and one round trip', async () => {
+      const a = application();
+      const before = onPostgres() ? (store as unknown as { stats(): { statements: number; roundTrips: number } }).stats() : null;
+      await autocommit(store, (tx) => insertApplication(tx, a));
+      if (before) {
+        const after = (store as unknown as { stats(): { statements: number; roundTrips: number } }).stats();
+        expect([after.statements - before.statements, after.roundTrips - before.roundTrips]).toEqual([1, 1]);
+      }
+      expect(await store.read((db) => findApplication(db, accountId, a.mortgageId))).toBeDefined();
+      // A unit that fails before writing leaves nothing, on either engine.
+      const b = application();
+      await expect(autocommit(store, async () => Promise.reject(new Error('refused before writing')))).rejects.toThrow('refused before writing');
+      expect(await store.read((db) => findApplication(db, accountId, b.mortgageId))).toBeUndefined();
+    });
+
+    it.skipIf(!onPostgres())('a transaction of one INSERT is two round trips on PostgreSQL (BEGIN written with the INSERT, COMMIT); a unit that runs nothing, none', async () => {
+      const stats = () => (store as unknown as { stats(): { statements: number; roundTrips: number } }).stats();
+      const before = stats();
+      await store.transaction((tx) => insertApplication(tx, application()));
+      const middle = stats();
+      expect([middle.statements - before.statements, middle.roundTrips - before.roundTrips]).toEqual([3, 2]);
+      await store.transaction(async () => 'nothing to do');
+      await store.read(async () => 'nothing to read');
+      expect(stats()).toEqual(middle);
     });
 
     it('refuse writes inside read()', async () => {

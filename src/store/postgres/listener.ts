@@ -8,6 +8,8 @@ import pg from 'pg';
 export class NotificationListener {
   private readonly listeners = new Map<string, Set<() => void>>();
   private listener: pg.Client | null = null;
+  /** Channels whose LISTEN the current connection has confirmed (emptied when it drops). */
+  private readonly confirmed = new Set<string>();
   private listenerStarting: Promise<void> | null = null;
   private listenRetry: NodeJS.Timeout | undefined;
   private closed = false;
@@ -25,11 +27,24 @@ export class NotificationListener {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      if (this.listener) void this.listener.query(`LISTEN ${channel}`).catch(() => {});
+      const client = this.listener;
+      if (client) {
+        void client.query(`LISTEN ${channel}`).then(
+          () => {
+            if (this.listener === client) this.confirmed.add(channel);
+          },
+          () => {},
+        );
+      }
     }
     set.add(listener);
     void this.start();
     return () => set.delete(listener);
+  }
+
+  /** True while the LISTEN on `channel` is in place: a notification on it now would be heard. */
+  isListening(channel: string): boolean {
+    return this.listener !== null && this.confirmed.has(channel);
   }
 
   private start(): Promise<void> {
@@ -42,6 +57,7 @@ export class NotificationListener {
       const restart = (err?: Error) => {
         if (this.listener !== client) return;
         this.listener = null;
+        this.confirmed.clear();
         client.end().catch(() => {});
         if (this.closed) return;
         this.log('warn', 'LISTEN connection lost; reconnecting', { err: err?.message });
@@ -53,12 +69,18 @@ export class NotificationListener {
       client.on('end', () => restart());
       try {
         await client.connect();
-        for (const channel of this.listeners.keys()) await client.query(`LISTEN ${channel}`);
+        const channels = [...this.listeners.keys()];
+        for (const channel of channels) await client.query(`LISTEN ${channel}`);
         if (this.closed) {
           await client.end();
           return;
         }
         this.listener = client;
+        for (const channel of channels) this.confirmed.add(channel);
+        // A channel asked for while this connection was being set up: listen on it too.
+        for (const channel of this.listeners.keys()) {
+          if (!this.confirmed.has(channel)) void client.query(`LISTEN ${channel}`).then(() => this.listener === client && this.confirmed.add(channel), () => {});
+        }
       } catch (err) {
         await client.end().catch(() => {});
         if (!this.closed) {

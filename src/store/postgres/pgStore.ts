@@ -8,6 +8,14 @@
  *   serialization failure (40P01, 40001) rolls back and runs `fn` again, up to 3 times.
  * - read(fn): a REPEATABLE READ READ ONLY transaction, so a read of several statements sees one
  *   consistent snapshot of committed data, like the serialised sql.js engine.
+ * - round trips: the connections run in pipeline mode, and BEGIN is written in the same packet as
+ *   the unit's first statement (nothing at all for a unit that runs none); a read's COMMIT is
+ *   sent without waiting for its answer (it ends a read-only snapshot: nothing to make durable).
+ *   A transaction of one INSERT is two waits (BEGIN + INSERT, COMMIT) instead of three; through
+ *   autocommit(), where the statements need not commit together (a quote), one. See
+ *   docs/operators/postgresql-performance.md.
+ * - remembered rows (RowMemo): rarely changed rows read on hot paths, forgotten on every instance
+ *   by a NOTIFY at the commit that changes them (./sharedMemo.ts).
  * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
  * - listen(): one dedicated connection runs LISTEN and reconnects when it drops (listener.ts).
  * - migrations: `src/store/migrations/postgres/NNN_*.sql`, applied at open under a session-level
@@ -19,12 +27,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
-import type { Row, SqlExecutor, SqlParams, SqlValue, Store, StoreObserver, Tx } from '../store.ts';
+import type { SqlExecutor, SqlParams, SqlValue, Store, StoreObserver, Tx } from '../store.ts';
 import { ensureDatabase, withUser } from './database.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
+import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
+import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 
 export { redactDatabaseUrl } from './database.ts';
 
@@ -57,6 +67,9 @@ interface PgStoreStats {
   lsn: number;
   /** Connections open / idle / waited for. */
   pool: { total: number; idle: number; waiting: number };
+  /** Statements sent (BEGIN and COMMIT included), and the waits for an answer they cost: two statements written together are one wait. */
+  statements: number;
+  roundTrips: number;
 }
 
 export interface PgStore extends Store {
@@ -78,31 +91,24 @@ const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 3;
 /** What a caller refused for an unreachable database is told to wait before trying again. */
 const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
-const PREPARED_LIMIT = 500;
-
-function isPureRead(sql: string): boolean {
-  const head = sql.trimStart().slice(0, 6).toUpperCase();
-  return head === 'SELECT' || (head.startsWith('WITH') && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql));
-}
-
-const TX_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|START\s+TRANSACTION)\b/i;
 
 class PgEngine implements PgStore {
   readonly dialect = 'postgres' as const;
   readonly sharedByInstances = true as const;
   private readonly pool: pg.Pool;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
-  private readonly statementNames = new Map<string, string>();
   private writes = 0;
+  private readonly sender: StatementSender;
+  private observer: StoreObserver | null = null;
   private closing: Promise<void> | null = null;
   private readonly notifications: NotificationListener;
+  private readonly memo: SharedMemo;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
-  /** Told about each transaction and read, pool wait, statement and COMMIT (metrics and traces), when set. */
-  private observer: StoreObserver | null = null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
+    this.sender = new StatementSender(options.sealer);
     this.keyFile = options.keyFile ?? null;
     const config: pg.ClientConfig = {
       connectionString: withUser(options.url),
@@ -111,85 +117,24 @@ class PgEngine implements PgStore {
       options: '-c TimeZone=UTC',
       types: pgTypes,
     };
-    this.pool = new pg.Pool({ ...config, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    // Pipeline mode: a statement is written as soon as it is asked for, so BEGIN can share a packet with the first one.
+    this.pool = new pg.Pool({ ...config, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
+    this.memo = new SharedMemo(
+      () => this.notifications.isListening(MEMO_CHANNEL),
+      undefined,
+      () => this.notifications.listen(MEMO_CHANNEL, () => this.memo.clear()),
+    );
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
 
-  // ---- executors -----------------------------------------------------------------------
 
-  private query(client: pg.PoolClient | pg.Client, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
-    const text = toPgPlaceholders(sql);
-    let name = this.statementNames.get(text);
-    if (name === undefined && this.statementNames.size < PREPARED_LIMIT) {
-      name = `mos_${this.statementNames.size}`;
-      this.statementNames.set(text, name);
-    }
-    const values = pgParams(params);
-    const config = { text, values, ...(rowMode ? { rowMode } : {}) };
-    const observer = this.observer;
-    if (observer === null) return client.query(name === undefined ? config : { name, ...config });
-    const started = performance.now();
-    return client.query(name === undefined ? config : { name, ...config }).finally(() => observer.phase('postgres', 'query', (performance.now() - started) / 1000));
-  }
-
-  /** COMMIT, timed for the observer. */
-  private async commit(client: pg.PoolClient): Promise<void> {
-    const started = performance.now();
-    await client.query('COMMIT');
-    this.observer?.phase('postgres', 'commit', (performance.now() - started) / 1000);
-  }
-
-  observe(observer: StoreObserver | null): void {
-    this.observer = observer;
-  }
-
-  private executor(client: pg.PoolClient, mode: 'write' | 'read', wrote: { value: boolean }, unit?: { statements: number }): { executor: Tx; finish(): void } {
-    let active = true;
-    const check = (sql: string) => {
-      if (!active) throw new Error(`${mode === 'write' ? 'transaction' : 'read'} executor used after it finished`);
-      if (TX_CONTROL.test(sql)) throw new Error('transaction control statements are not allowed inside transaction()');
-      if (unit) unit.statements++;
-    };
-    const executor: Tx = {
-      dialect: 'postgres',
-      sealer: this.sealer,
-      run: async (sql, params) => {
-        check(sql);
-        if (mode === 'read') throw new Error('run() is not allowed inside read(); use transaction()');
-        wrote.value = true;
-        const result = await this.query(client, sql, params);
-        return { changes: result.rowCount ?? 0 };
-      },
-      get: async <R extends object = Row>(sql: string, params?: SqlParams) => {
-        check(sql);
-        if (!isPureRead(sql)) {
-          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          wrote.value = true;
-        }
-        return (await this.query(client, sql, params)).rows[0] as R | undefined;
-      },
-      all: async <R extends object = Row>(sql: string, params?: SqlParams) => {
-        check(sql);
-        if (!isPureRead(sql)) {
-          if (mode === 'read') throw new Error('only SELECT statements are allowed inside read(); use transaction()');
-          wrote.value = true;
-        }
-        return (await this.query(client, sql, params)).rows as R[];
-      },
-      values: async (sql, params) => {
-        check(sql);
-        if (!isPureRead(sql)) throw new Error('values() is for SELECT statements only');
-        // Rows as arrays (node-postgres rowMode 'array'): no object per row for long scans. Prepared
-        // like every other statement: an export runs its verification query once per batch.
-        const result = await this.query(client, sql, params, 'array');
-        return result.rows as SqlValue[][];
-      },
-    };
-    return { executor, finish: () => (active = false) };
+  /** The memo for a unit (MEMO_CHANNEL is listened on once a row is first offered to it). */
+  private memoView(immediate: boolean): MemoView {
+    return this.memo.view(immediate);
   }
 
   private assertOpen(): void {
@@ -242,33 +187,48 @@ class PgEngine implements PgStore {
 
   // ---- Store ---------------------------------------------------------------------------
 
+  /** Tells `observer` about each unit, pool wait, statement and COMMIT from now on (metrics and traces). */
+  observe(observer: StoreObserver | null): void {
+    this.observer = observer;
+    this.sender.observer = observer;
+  }
+
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const observer = this.observer;
-    return observer ? observer.unit('postgres', 'transaction', (unit) => this.transactionUnit(fn, unit)) : this.transactionUnit(fn);
+    const o = this.observer;
+    return o ? o.unit('postgres', 'transaction', (counted) => this.transactionUnit(fn, counted)) : this.transactionUnit(fn);
+  }
+
+  autocommit<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const o = this.observer;
+    return o ? o.unit('postgres', 'transaction', (counted) => this.autocommitUnit(fn, counted)) : this.autocommitUnit(fn);
   }
 
   read<T>(fn: (db: SqlExecutor) => Promise<T>): Promise<T> {
-    const observer = this.observer;
-    return observer ? observer.unit('postgres', 'read', (unit) => this.readUnit(fn, unit)) : this.readUnit(fn);
+    const o = this.observer;
+    return o ? o.unit('postgres', 'read', (counted) => this.readUnit(fn, counted)) : this.readUnit(fn);
   }
 
-  private async transactionUnit<T>(fn: (tx: Tx) => Promise<T>, unit?: { statements: number }): Promise<T> {
+  private async transactionUnit<T>(fn: (tx: Tx) => Promise<T>, counted?: { statements: number }): Promise<T> {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
-      const wrote = { value: false };
-      const { executor, finish } = this.executor(client, 'write', wrote, unit);
+      const unit: Unit = { began: false, wrote: false, memo: this.memoView(false), counted };
+      const { executor, finish } = this.sender.executor(client, 'write', unit);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
         const value = await fn(executor);
         finish();
-        await this.commit(client);
-        if (wrote.value) this.writes++;
+        if (unit.began) {
+          // A row forgotten is forgotten by every instance once this commits (NOTIFY is delivered at commit).
+          if (unit.memo.forgotten.size > 0) await this.sender.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+          await this.sender.control(client, 'COMMIT');
+        }
+        unit.memo.committed();
+        if (unit.wrote) this.writes++;
         return value;
       } catch (err) {
         finish();
-        await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+        if (unit.began) await this.sender.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
         const code = (err as { code?: string }).code;
         if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
           this.log('info', 'transaction retried', { code, attempt });
@@ -281,20 +241,45 @@ class PgEngine implements PgStore {
     }
   }
 
-  private async readUnit<T>(fn: (db: SqlExecutor) => Promise<T>, unit?: { statements: number }): Promise<T> {
+  private async autocommitUnit<T>(fn: (tx: Tx) => Promise<T>, counted?: { statements: number }): Promise<T> {
     this.assertOpen();
     const client = await this.connect();
-    const { executor, finish } = this.executor(client, 'read', { value: false }, unit);
+    // `began` from the start: no BEGIN is sent, each statement commits on its own (durable before it answers).
+    const unit: Unit = { began: true, wrote: false, memo: this.memoView(false), counted };
+    const { executor, finish } = this.sender.executor(client, 'write', unit);
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const value = await fn(executor);
       finish();
-      await this.commit(client);
+      if (unit.memo.forgotten.size > 0) await this.sender.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
+      unit.memo.committed();
+      if (unit.wrote) this.writes++;
       return value;
     } catch (err) {
       finish();
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      if (isConnectionFailure(err)) broken = err as Error;
+      throw this.failure(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async readUnit<T>(fn: (db: SqlExecutor) => Promise<T>, counted?: { statements: number }): Promise<T> {
+    this.assertOpen();
+    const client = await this.connect();
+    const unit: Unit = { began: false, wrote: false, memo: this.memoView(true), counted };
+    const { executor, finish } = this.sender.executor(client, 'read', unit);
+    let broken: Error | undefined;
+    try {
+      const value = await fn(executor);
+      finish();
+      // Ends a read-only snapshot: nothing waits for the answer. The connection goes back to the pool at
+      // once; whoever takes it next has its statements written behind this COMMIT, answered after it.
+      if (unit.began) this.sender.control(client, 'COMMIT', false).catch((err: Error) => this.log('warn', 'read COMMIT failed', { err: err.message }));
+      return value;
+    } catch (err) {
+      finish();
+      if (unit.began) await this.sender.control(client, 'ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw this.failure(err);
     } finally {
       client.release(broken);
@@ -304,7 +289,8 @@ class PgEngine implements PgStore {
   async *cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
     this.assertOpen();
     const client = await this.connect();
-    const { executor, finish } = this.executor(client, 'read', { value: false });
+    // Look-ups about a batch run inside the cursor's transaction, already begun.
+    const { executor, finish } = this.sender.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) });
     let broken: Error | undefined;
     let open = false;
     try {
@@ -312,9 +298,19 @@ class PgEngine implements PgStore {
       open = true;
       // Parameters are bound into the cursor's query (extended protocol), never spliced into the text.
       await client.query({ text: `DECLARE mos_cursor NO SCROLL CURSOR FOR ${toPgPlaceholders(sql)}`, values: pgParams(params) });
+      const fetchText = `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`;
+      const fetchNext = () => {
+        const next = client.query({ text: fetchText, rowMode: 'array' });
+        next.catch(() => {}); // awaited below, or abandoned with the cursor (ROLLBACK follows it)
+        return next;
+      };
+      let pending = fetchNext();
       for (;;) {
-        const { rows } = await client.query({ text: `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`, rowMode: 'array' });
+        const { rows } = await pending;
         if (rows.length === 0) break;
+        // The next batch is asked for before this one is handed over (pipeline mode): PostgreSQL reads
+        // it while the reader formats this one, and the reader's look-ups are answered right behind it.
+        if (rows.length >= batchSize) pending = fetchNext();
         yield { rows: rows as SqlValue[][], db: executor };
         if (rows.length < batchSize) break;
       }
@@ -358,7 +354,12 @@ class PgEngine implements PgStore {
   }
 
   stats(): PgStoreStats {
-    return { lsn: this.writes, pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
+    return {
+      lsn: this.writes,
+      pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount },
+      statements: this.sender.statements,
+      roundTrips: this.sender.roundTrips,
+    };
   }
 
   async checkpoint(): Promise<void> {

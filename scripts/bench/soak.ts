@@ -1,0 +1,259 @@
+/**
+ * Soak: a mixed load on the real service for SOAK_MINUTES (20 by default) on each engine, sql.js
+ * then PostgreSQL, and what drifts. SOAK_WORKERS (8) clients each loop over: three quotes, a draft
+ * application, a document upload (a 4 KiB PDF), its submission, reads of the application, the
+ * account and a quote; a webhook endpoint on a local receiver subscribes to application.approved
+ * and document.uploaded; one CSV export runs at the start of every minute. Everything is on
+ * 127.0.0.1 and stops by itself.
+ *
+ * Printed per minute: operations (throughput), errors, p99 of the loop's requests (exports apart),
+ * the export's time, the server's RSS and V8 heap (read in the service by ./soakProbe.ts), and on
+ * sql.js the database's size (its snapshot and journal on disk: the database lives in memory, so
+ * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift of the
+ * last minute against the first minute after the first 2 (warm-up): goals RSS (less the database
+ * on sql.js) and p99 grow < 10 %, throughput falls < 10 %, no error, every webhook delivered.
+ *
+ * Run: npm run bench -- soak   (SOAK_MINUTES=20, SOAK_WORKERS=8, SOAK_ENGINES=sqljs,postgres)
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { postgresAvailable } from '../lib/pgDatabase.ts';
+import type { ServiceProcess } from '../lib/spawnService.ts';
+import { exportOnce, rssBytes } from './export.ts';
+import { fmt, reportGoal } from './goals.ts';
+import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
+
+const MINUTES = Math.min(240, Math.max(1, Number(process.env.SOAK_MINUTES ?? 20)));
+const WORKERS = Math.min(64, Math.max(1, Number(process.env.SOAK_WORKERS ?? 8)));
+const ENGINES = (process.env.SOAK_ENGINES ?? 'sqljs,postgres').split(',').filter((e): e is 'sqljs' | 'postgres' => e === 'sqljs' || e === 'postgres');
+const WARM_MINUTES = Math.min(2, MINUTES - 1);
+const MiB = 1024 * 1024;
+const PROBE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'soakProbe.ts');
+const PDF = new Uint8Array(Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(4096 - 9, 0x20)]));
+const APPROVABLE = {
+  applicant: { name: 'Jane Doe', amount: 350000, email: 'jane.doe@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 },
+  term: 30,
+  propertyValue: 450000,
+};
+
+interface Minute {
+  ops: number;
+  errors: number;
+  latencies: number[];
+  exportMs: number | null;
+  rss: number;
+  heapUsed: number;
+  dbBytes: number;
+}
+
+class Soak {
+  readonly minutes: Minute[] = [];
+  expectedDeliveries = 0;
+  readonly errorSamples: string[] = [];
+  private readonly started = performance.now();
+  private readonly target: Target;
+  constructor(target: Target) {
+    this.target = target;
+  }
+
+  current(): Minute | undefined {
+    const index = Math.floor((performance.now() - this.started) / 60_000);
+    if (index >= MINUTES) return undefined;
+    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0 });
+    return this.minutes[index];
+  }
+
+  /** One request of the loop: timed, and counted as an error unless its status is `ok`. */
+  async call(label: string, ok: number, send: () => Promise<{ status: number; json: Record<string, unknown> }>): Promise<Record<string, unknown> | null> {
+    const t = performance.now();
+    let status = 0;
+    let json: Record<string, unknown> = {};
+    try {
+      ({ status, json } = await send());
+    } catch (err) {
+      if (this.errorSamples.length < 5) this.errorSamples.push(`${label}: ${String(err)}`);
+    }
+    const minute = this.current();
+    if (minute) {
+      minute.ops++;
+      minute.latencies.push(performance.now() - t);
+      if (status !== ok) minute.errors++;
+    }
+    if (status !== ok && status !== 0 && this.errorSamples.length < 5) this.errorSamples.push(`${label}: ${status} ${JSON.stringify(json).slice(0, 200)}`);
+    return status === ok ? json : null;
+  }
+
+  get(service: ServiceProcess, pathname: string) {
+    return async () => {
+      const response = await fetch(`${service.baseUrl}${pathname}`, { headers: { authorization: `Bearer ${this.target.apiKey}` } });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+  }
+
+  upload(service: ServiceProcess, mortgageId: string) {
+    return async () => {
+      const body = new FormData();
+      body.append('documentType', 'income_proof');
+      body.append('file', new Blob([PDF], { type: 'application/pdf' }), 'payslip.pdf');
+      const response = await fetch(`${service.baseUrl}/v1/applications/${mortgageId}/documents`, { method: 'POST', headers: { authorization: `Bearer ${this.target.apiKey}` }, body });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+  }
+
+  async worker(w: number): Promise<void> {
+    const service = this.target.services[w % this.target.services.length]!;
+    const key = this.target.apiKey;
+    while (this.current()) {
+      let quoteId = '';
+      for (let i = 0; i < 3; i++) {
+        const quote = await this.call('quote', 201, () => postJson(service, key, '/v1/quotes', JSON.parse(QUOTE_BODY)));
+        if (quote) quoteId = String(quote.quoteId);
+      }
+      const draft = await this.call('draft', 201, () => postJson(service, key, '/v1/applications', APPROVABLE));
+      if (draft) {
+        const id = String(draft.mortgageId);
+        if (await this.call('upload', 201, this.upload(service, id))) this.expectedDeliveries++;
+        const submitted = await this.call('submit', 200, () => postJson(service, key, `/v1/applications/${id}/submit`));
+        if (submitted?.status === 'approved') this.expectedDeliveries++;
+        await this.call('read application', 200, this.get(service, `/v1/applications/${id}`));
+      }
+      await this.call('read account', 200, this.get(service, '/v1/account'));
+      if (quoteId) await this.call('read quote', 200, this.get(service, `/v1/quotes/${quoteId}`));
+    }
+  }
+
+  /** One export at the start of each minute; memory sampled every 5 s (the minute keeps its last sample). */
+  async monitor(probeFile: string): Promise<void> {
+    const service = this.target.services[0]!;
+    let exportedIn = -1;
+    for (let minute = this.current(); minute; minute = this.current()) {
+      const index = this.minutes.indexOf(minute);
+      if (index !== exportedIn) {
+        exportedIn = index;
+        const t = performance.now();
+        try {
+          await exportOnce(service, this.target.apiKey, 'csv');
+          minute.exportMs = performance.now() - t;
+        } catch (err) {
+          minute.errors++;
+          if (this.errorSamples.length < 5) this.errorSamples.push(`export: ${String(err)}`);
+        }
+      }
+      const sampleInto = this.current() ?? minute;
+      sampleInto.rss = rssBytes(service.pid);
+      try {
+        sampleInto.heapUsed = (JSON.parse(readFileSync(probeFile, 'utf8')) as { heapUsed: number }).heapUsed;
+      } catch {
+        // not written yet
+      }
+      if (this.target.engine === 'sqljs') sampleInto.dbBytes = await dataDirBytes(service.dataDir);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    }
+  }
+}
+
+async function dataDirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of ['snapshot.db', 'journal.log']) total += await stat(path.join(dir, name)).then((s) => s.size, () => 0);
+  return total;
+}
+
+async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
+  const probeDir = await mkdtemp(path.join(os.tmpdir(), 'mos-soak-'));
+  const probeFile = path.join(probeDir, 'memory.json');
+  const received = new Set<string>();
+  let duplicates = 0;
+  const receiver = http.createServer((req, res) => {
+    const id = String(req.headers['webhook-id']);
+    req.resume();
+    req.on('end', () => {
+      if (received.has(id)) duplicates++;
+      received.add(id);
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const nodeOptions = [process.env.NODE_OPTIONS ?? '', `--import=${pathToFileURL(PROBE).href}`].join(' ').trim();
+  const target = await startTarget(engine, 1, { env: { NODE_OPTIONS: nodeOptions, SOAK_PROBE_FILE: probeFile } });
+  try {
+    const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const hook = await postJson(target.services[0]!, target.apiKey, '/v1/webhooks', { url, events: ['application.approved', 'document.uploaded'] });
+    if (hook.status !== 201) throw new Error(`registering the webhook endpoint answered ${hook.status}`);
+    const soak = new Soak(target);
+    console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients`);
+    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : ''));
+    let printed = 0;
+    const printer = setInterval(() => {
+      // A minute is printed once the next has begun.
+      while (printed < soak.minutes.length - 1) printMinute(engine, printed, soak.minutes[printed++]!);
+    }, 1000);
+    try {
+      await Promise.all([...Array.from({ length: WORKERS }, (_, w) => soak.worker(w)), soak.monitor(probeFile)]);
+    } finally {
+      clearInterval(printer);
+    }
+    while (printed < soak.minutes.length) printMinute(engine, printed, soak.minutes[printed++]!);
+    const deadline = Date.now() + 120_000;
+    while (received.size < soak.expectedDeliveries && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    report(engine, soak, received.size, duplicates);
+  } finally {
+    await target.cleanup();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    await rm(probeDir, { recursive: true, force: true });
+  }
+}
+
+const p99 = (m: Minute) => percentile([...m.latencies].sort((a, b) => a - b), 99);
+const memoryOf = (engine: string, m: Minute) => (engine === 'sqljs' ? m.rss - m.dbBytes : m.rss);
+
+function printMinute(engine: string, index: number, m: Minute): void {
+  console.log(
+    `  ${String(index + 1).padStart(4)}  ${fmt(m.ops).padStart(9)}  ${String(m.errors).padStart(6)}  ${fmt(p99(m), 1).padStart(7)}  ` +
+      `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}` +
+      (engine === 'sqljs' ? `  ${fmt(m.dbBytes / MiB, 1).padStart(6)}  ${fmt((m.rss - m.dbBytes) / MiB, 1).padStart(10)}` : ''),
+  );
+}
+
+function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, duplicates: number): void {
+  const minutes = soak.minutes.slice(0, MINUTES);
+  // A partial last minute (the loop stopped inside it) would understate throughput: drop it.
+  const full = minutes.filter((m) => m.ops > 0);
+  const first = full[Math.min(WARM_MINUTES, full.length - 1)]!;
+  const last = full[full.length - 1]!;
+  const drift = (a: number, b: number) => (a > 0 ? b / a - 1 : 0);
+  const rssDrift = drift(memoryOf(engine, first), memoryOf(engine, last));
+  const p99Drift = drift(p99(first), p99(last));
+  const opsDrift = drift(first.ops, last.ops);
+  const errors = minutes.reduce((sum, m) => sum + m.errors, 0);
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x * 100, 1)} %`;
+  const label = engine === 'sqljs' ? 'sql.js' : 'PostgreSQL';
+  console.log(
+    `  drift (minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1}): ${engine === 'sqljs' ? 'RSS less the database' : 'RSS'} ${pct(rssDrift)}, ` +
+      `p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}; errors ${errors}; webhooks delivered ${delivered}/${soak.expectedDeliveries} (${duplicates} redelivered)`,
+  );
+  for (const sample of soak.errorSamples) console.log(`    error: ${sample}`);
+  const met = rssDrift < 0.1 && p99Drift < 0.1 && opsDrift > -0.1 && errors === 0 && delivered >= soak.expectedDeliveries;
+  reportGoal(
+    `soak, ${engine === 'sqljs' ? 'sql.js' : 'PostgreSQL'}: drift after the first 2 minutes, errors, webhooks`,
+    `${MINUTES} min on ${label}: RSS${engine === 'sqljs' ? '−db' : ''} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}, ${errors} errors, ${delivered}/${soak.expectedDeliveries} webhooks`,
+    'RSS, p99 rise < 10 %, throughput fall < 10 %, 0 errors, all delivered',
+    met,
+  );
+}
+
+export async function run(): Promise<void> {
+  console.log(`soak: mixed load, ${MINUTES} min per engine (SOAK_MINUTES), ${WORKERS} clients, ${os.cpus().length} CPUs, everything on this machine`);
+  for (const engine of ENGINES) {
+    if (engine === 'postgres' && !(await postgresAvailable())) {
+      console.log('  postgres: skipped, PostgreSQL does not answer on 127.0.0.1:5432');
+      continue;
+    }
+    await soakOn(engine);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
