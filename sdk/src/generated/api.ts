@@ -1294,106 +1294,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "rate_lock.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rate lock created
-         * @description Sent to every registered endpoint that chose `rate_lock.created` when a quote's rate is locked (`POST /v1/quotes/{quoteId}/lock`).
-         */
-        post: operations["rateLockCreatedEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "rate_lock.extended": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rate lock extended
-         * @description Sent to every registered endpoint that chose `rate_lock.extended` when an active lock is extended; `expiresAt` is the new expiry.
-         */
-        post: operations["rateLockExtendedEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "rate_lock.expiring": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rate lock expiring
-         * @description Sent once to every registered endpoint that chose `rate_lock.expiring` when an active lock is within the warning lead time of its expiry (`RATE_LOCK_EXPIRING_LEAD_HOURS`, 72 hours by default). An extension re-arms the warning for the new expiry.
-         */
-        post: operations["rateLockExpiringEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "rate_lock.expired": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rate lock expired
-         * @description Sent to every registered endpoint that chose `rate_lock.expired` when an active lock reaches `expiresAt` without being extended or cancelled. Sent once, whatever the number of instances running.
-         */
-        post: operations["rateLockExpiredEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "rate_lock.cancelled": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rate lock cancelled
-         * @description Sent to every registered endpoint that chose `rate_lock.cancelled` when an active lock is cancelled (`POST /v1/rate-locks/{lockId}/cancel`).
-         */
-        post: operations["rateLockCancelledEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "application.submitted": {
         parameters: {
             query?: never;
@@ -1518,6 +1418,106 @@ export interface webhooks {
          *     application's status is then `clear_to_close`.
          */
         post: operations["applicationClearedToCloseEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock created
+         * @description Sent to every registered endpoint that chose `rate_lock.created` when a quote's rate is locked (`POST /v1/quotes/{quoteId}/lock`).
+         */
+        post: operations["rateLockCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.extended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock extended
+         * @description Sent to every registered endpoint that chose `rate_lock.extended` when an active lock is extended; `expiresAt` is the new expiry.
+         */
+        post: operations["rateLockExtendedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock expiring
+         * @description Sent once to every registered endpoint that chose `rate_lock.expiring` when an active lock is within the warning lead time of its expiry (`RATE_LOCK_EXPIRING_LEAD_HOURS`, 72 hours by default). An extension re-arms the warning for the new expiry.
+         */
+        post: operations["rateLockExpiringEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock expired
+         * @description Sent to every registered endpoint that chose `rate_lock.expired` when an active lock reaches `expiresAt` without being extended or cancelled. Sent once, whatever the number of instances running.
+         */
+        post: operations["rateLockExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rate_lock.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate lock cancelled
+         * @description Sent to every registered endpoint that chose `rate_lock.cancelled` when an active lock is cancelled (`POST /v1/rate-locks/{lockId}/cancel`).
+         */
+        post: operations["rateLockCancelledEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8153,181 +8153,6 @@ export interface operations {
             200: components["responses"]["WebhookAccepted"];
         };
     };
-    rateLockCreatedEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
-                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
-                 */
-                "webhook-id": components["parameters"]["WebhookId"];
-                /**
-                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
-                 * @example 1795285800
-                 */
-                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
-                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
-                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
-                "webhook-signature": components["parameters"]["WebhookSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The event payload. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RateLockCreatedEvent"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookAccepted"];
-        };
-    };
-    rateLockExtendedEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
-                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
-                 */
-                "webhook-id": components["parameters"]["WebhookId"];
-                /**
-                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
-                 * @example 1795285800
-                 */
-                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
-                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
-                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
-                "webhook-signature": components["parameters"]["WebhookSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The event payload. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RateLockExtendedEvent"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookAccepted"];
-        };
-    };
-    rateLockExpiringEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
-                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
-                 */
-                "webhook-id": components["parameters"]["WebhookId"];
-                /**
-                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
-                 * @example 1795285800
-                 */
-                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
-                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
-                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
-                "webhook-signature": components["parameters"]["WebhookSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The event payload. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RateLockExpiringEvent"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookAccepted"];
-        };
-    };
-    rateLockExpiredEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
-                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
-                 */
-                "webhook-id": components["parameters"]["WebhookId"];
-                /**
-                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
-                 * @example 1795285800
-                 */
-                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
-                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
-                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
-                "webhook-signature": components["parameters"]["WebhookSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The event payload. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RateLockExpiredEvent"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookAccepted"];
-        };
-    };
-    rateLockCancelledEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
-                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
-                 */
-                "webhook-id": components["parameters"]["WebhookId"];
-                /**
-                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
-                 * @example 1795285800
-                 */
-                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
-                /**
-                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
-                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
-                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
-                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
-                 */
-                "webhook-signature": components["parameters"]["WebhookSignature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The event payload. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RateLockCancelledEvent"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookAccepted"];
-        };
-    };
     applicationSubmittedEvent: {
         parameters: {
             query?: never;
@@ -8532,6 +8357,181 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ApplicationClearedToCloseEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockCreatedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExtendedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExtendedEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExpiringEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExpiringEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockExpiredEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    rateLockCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLockCancelledEvent"];
             };
         };
         responses: {
