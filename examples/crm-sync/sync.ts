@@ -21,6 +21,11 @@ export interface CrmSyncOptions {
   crmUrl: string;
   /** A JSON file where the sync keeps the time of the last event it handled (its catch-up point). */
   statePath: string;
+  /**
+   * The event kinds the sync follows: those its webhook endpoint chose. Catching up reads the same
+   * kinds from the feed and skips the others (default: every kind the feed holds).
+   */
+  events?: readonly string[];
 }
 
 interface SyncState {
@@ -90,6 +95,7 @@ export function createCrmSync(options: CrmSyncOptions) {
     const missed = [];
     const query = state.lastEventAt ? { createdFrom: state.lastEventAt } : {};
     for await (const event of client.list('/v1/events', { query })) {
+      if (options.events && !options.events.includes(event.payload.event)) continue;
       if (event.createdAt === state.lastEventAt && state.handledAtLast.includes(event.eventId)) continue;
       missed.push(event);
     }

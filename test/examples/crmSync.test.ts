@@ -66,7 +66,7 @@ describe('the CRM sync recipe', () => {
   it('follows deliveries, catches up from the events feed after downtime, and is idempotent', async () => {
     const listening = (server: http.Server, port = 0) => new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
     const statePath = path.join(stateDir, 'state.json');
-    const options = { baseUrl: app.baseUrl, apiKey: lender.testKey, crmUrl, statePath };
+    const options = { baseUrl: app.baseUrl, apiKey: lender.testKey, crmUrl, statePath, events: ['application.approved'] };
 
     // The endpoint's secret is shown when it is registered, so the port is taken first.
     const first = createCrmSync({ ...options, webhookSecret: 'whsec_' + Buffer.alloc(32).toString('base64') });
