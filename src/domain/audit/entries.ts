@@ -40,7 +40,22 @@ export type AuditAction =
   | 'bankToken.issued'
   | 'testData.deleted'
   | 'application.approved'
-  | 'application.declined';
+  | 'application.declined'
+  | 'mfa.enrolled'
+  | 'mfa.failed'
+  | 'mfa.recoveryCodeUsed'
+  | 'mfa.recoveryCodesRegenerated'
+  | 'mfa.disabled'
+  | 'mfa.reset'
+  | 'account.mfaRequirementChanged'
+  | 'condition.added'
+  | 'condition.satisfied'
+  | 'condition.waived'
+  | 'rateLock.created'
+  | 'rateLock.extended'
+  | 'rateLock.cancelled'
+  | 'testClock.advanced'
+  | 'testClock.reset';
 
 /** Member names whose values are never written into an entry, whatever a caller passes. */
 const SECRET_NAMES = /secret|password|token|apikey|accountnumber|credential/i;
