@@ -23,7 +23,7 @@ import {
 } from '../store/apiKeys.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
-import { recordAudit } from './audit.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 
 export type Account = components['schemas']['Account'];
 export type ApiKey = components['schemas']['ApiKey'];
@@ -126,7 +126,17 @@ export async function createApiKey(
   const wanted = requestedKey(input);
   if ('pointer' in wanted) throw fail.validation(`${wanted.pointer} ${wanted.message}`, [wanted]);
   const escalation = escalationIssue(creator, wanted);
-  if (escalation) throw fail.denied('scope_escalation', escalation);
+  if (escalation) {
+    // An attempt to widen access is kept (in a transaction of its own) although the request fails.
+    await recordAuditNow(ctx, {
+      accountId,
+      action: 'apiKey.escalationRefused',
+      target: { type: 'apiKey', id: null },
+      outcome: 'failure',
+      change: { before: null, after: { name: input.name, role: wanted.role, scopes: wanted.scopes } },
+    }).catch((err: unknown) => ctx.log.warn({ err, accountId }, 'could not record a refused key escalation'));
+    throw fail.denied('scope_escalation', escalation);
+  }
   return ctx.store.transaction(async (tx) => {
     // The account's row lock (PostgreSQL) makes key creations of one account take turns, so the cap holds.
     if (!(await lockAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
