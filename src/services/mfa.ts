@@ -128,7 +128,7 @@ const USED = 'has been used already';
 const usedCode = () => fail.validation('This code has been used already; wait for the next one your app shows.', [{ pointer: '/code', message: USED }]);
 
 /** Why a code was asked for: the audit log's `mfa.failed` entries say which. */
-type CodePurpose = 'signIn' | 'stepUp' | 'enrolment';
+type CodePurpose = 'signIn' | 'stepUp' | 'enrolment' | 'recoveryCodes' | 'disable';
 
 /** The user as the actor of what they do with their own factor (whatever ctx.origin says). */
 const userActor = (user: UserRecord) => ({ type: 'user' as const, id: user.userId, name: user.email });
@@ -214,8 +214,8 @@ export async function checkSecondFactor(
   session: ActiveSession,
   typed: string,
   clientAddress: string | undefined,
+  purpose: CodePurpose = session.stage === 'second_factor' ? 'signIn' : 'stepUp',
 ): Promise<SecondFactorMethod> {
-  const purpose: CodePurpose = session.stage === 'second_factor' ? 'signIn' : 'stepUp';
   return countedCheck(ctx, limits, session, clientAddress, purpose, () =>
     ctx.store.transaction(async (tx) => {
       const now = ctx.clock.now();
@@ -237,7 +237,7 @@ export async function checkSecondFactor(
       await markSecondFactorChecked(tx, sessionIdHash(session.sessionId), now.toISOString());
       const audited = { accountId: session.user.accountId, target: userTarget(session.user), actor: userActor(session.user) };
       if (method === 'recovery_code') await recordAudit(tx, ctx, { ...audited, action: 'mfa.recoveryCodeUsed', change: { after: { purpose } } });
-      if (purpose === 'signIn') await recordAudit(tx, ctx, { ...audited, action: 'user.signedIn', change: { after: { secondFactor: method } } });
+      if (session.stage === 'second_factor') await recordAudit(tx, ctx, { ...audited, action: 'user.signedIn', change: { after: { secondFactor: method } } });
       return method;
     }),
   );
@@ -245,7 +245,7 @@ export async function checkSecondFactor(
 
 /** New recovery codes (the old ones stop working), after a code checked now; returns them, to be shown once. */
 export async function regenerateRecoveryCodes(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress);
+  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'recoveryCodes');
   return ctx.store.transaction(async (tx) => {
     const codes = await issueRecoveryCodes(tx, session.user.userId, ctx.clock.now().toISOString());
     await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.recoveryCodesRegenerated', target: userTarget(session.user), actor: userActor(session.user) });
@@ -259,7 +259,7 @@ export async function regenerateRecoveryCodes(ctx: AppContext, limits: SignInLim
  */
 export async function disableMfa(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<void> {
   if (await ctx.store.read((db) => accountRequiresMfa(db, session.user.accountId))) throw requiredError();
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress);
+  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'disable');
   await ctx.store.transaction(async (tx) => {
     if (await accountRequiresMfa(tx, session.user.accountId)) throw requiredError();
     await clearUserMfa(tx, session.user.userId);

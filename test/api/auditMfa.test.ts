@@ -180,6 +180,9 @@ describe('the second factor in the audit log', () => {
     await client.submit('/dashboard/sign-in', '/dashboard/sign-in', { '/email': 'alice@mfa-audit.test', '/password': PASSWORD });
     const { secret } = await enrol(client);
     nextStep();
+    const failed = await exactlyOne('mfa.failed', async () => expect((await client.submit('/dashboard/security', '/dashboard/security/disable', { '/code': '000000' })).status).toBe(400));
+    expect(failed).toMatchObject({ outcome: 'failure', actor: aliceActor(), change: { after: { purpose: 'disable', reason: 'wrong' } } });
+    expect((await audit({ action: 'mfa.disabled' })).length).toBe(0);
     const disabled = await exactlyOne('mfa.disabled', async () => {
       const off = await client.submit('/dashboard/security', '/dashboard/security/disable', { '/code': codeFor(secret) });
       expect(off.headers.get('location')).toBe('/dashboard/security?done=disabled');
