@@ -255,7 +255,13 @@ describe('what a key does', () => {
       const { response } = await app.clientFor(narrow).POST('/v1/api-keys', { body: { name: 'Wider', role: 'admin' } });
       expect(response.status).toBe(403);
     });
-    expect(refused).toMatchObject({ outcome: 'failure', actor: { type: 'apiKey', id: keyId, name: 'Key maker' }, target: { type: 'apiKey', id: null }, change: { after: { name: 'Wider', role: 'admin' } } });
+    expect(refused).toMatchObject({ outcome: 'failure', actor: { type: 'apiKey', id: keyId, name: 'Key maker' }, target: { type: 'apiKey', id: null }, change: { after: { attempt: 'create', name: 'Wider', role: 'admin' } } });
+    const revokeRefused = await exactlyOne(owner.client, 'apiKey.escalationRefused', async () => {
+      const { response } = await app.clientFor(narrow).DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: ownerKeyId } } });
+      expect(response.status).toBe(403);
+    });
+    expect(revokeRefused).toMatchObject({ outcome: 'failure', actor: { type: 'apiKey', id: keyId }, target: { type: 'apiKey', id: ownerKeyId }, change: { after: { attempt: 'revoke', role: 'admin' } } });
+    expect((await owner.client.GET('/v1/api-keys')).data!.data.find((k) => k.keyId === ownerKeyId)!.revokedAt ?? null).toBeNull();
   });
 
   it('records test mode in the test environment: bank tokens issued (by mask) and test data deleted', async () => {
@@ -431,5 +437,8 @@ describe('the audit log', () => {
     expect(text).not.toMatch(/whsec_[0-9A-Za-z+/=]{10,}/);
     expect(text).not.toMatch(/bnk_tok_/);
     expect(text).not.toMatch(/\$scrypt\$/);
+    // Two-step verification: no otpauth URI, nor a member holding a TOTP secret or recovery codes
+    // (test/api/auditMfa.test.ts scans for the very secrets and codes an enrolment showed).
+    expect(text).not.toMatch(/otpauth:|totp_secret|code_hash/i);
   });
 });
