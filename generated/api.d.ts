@@ -4370,14 +4370,18 @@ export interface components {
              *     `team.roleChanged`, `team.userRemoved`, `pricing.updated`, `underwriting.updated`,
              *     `exportFormat.created`, `exportFormat.replaced`, `exportFormat.deleted`, `export.run`,
              *     `document.downloaded`, `bankToken.issued`, `testData.deleted`, `application.approved`,
-             *     `application.declined`. New actions may be added.
+             *     `application.declined`, `apiKey.escalationRefused`, `mfa.enrolled`, `mfa.failed`,
+             *     `mfa.recoveryCodeUsed`, `mfa.recoveryCodesRegenerated`, `mfa.disabled`, `mfa.reset`,
+             *     `account.mfaRequirementChanged`, `condition.added`, `condition.satisfied`,
+             *     `condition.waived`, `rateLock.created`, `rateLock.extended`, `rateLock.cancelled`,
+             *     `testClock.advanced`, `testClock.reset`. New actions may be added.
              * @example webhook.secretRotated
              */
             action: string;
             /** @description What the change was made to. */
             target: {
                 /**
-                 * @description The kind of thing (`apiKey`, `webhook`, `user`, `invitation`, `pricing`, `underwriting`, `exportFormat`, `export`, `document`, `application`, `bankToken`, `testData`, `account`).
+                 * @description The kind of thing (`apiKey`, `webhook`, `user`, `invitation`, `pricing`, `underwriting`, `exportFormat`, `export`, `document`, `application`, `bankToken`, `testData`, `account`, `rateLock`, `testClock`).
                  * @example webhook
                  */
                 type: string;
@@ -4388,7 +4392,7 @@ export interface components {
                 id: string | null;
             };
             /**
-             * @description `failure` for an attempt that was refused (a failed sign-in); every other entry is a change that took effect.
+             * @description `failure` for an attempt that was refused (a failed sign-in, a wrong or replayed two-step verification code, a refused key escalation); every other entry is a change that took effect.
              * @enum {string}
              */
             outcome: "success" | "failure";

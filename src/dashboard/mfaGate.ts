@@ -18,7 +18,7 @@ import type { AppContext } from '../context.ts';
 import { isAppError } from '../errors.ts';
 import { checkSecondFactor, needsEnrolment, needsStepUp } from '../services/mfa.ts';
 import type { SignInLimits } from '../services/sessions.ts';
-import { redirect, stateOf } from './page.ts';
+import { actingAs, redirect, stateOf } from './page.ts';
 import { render } from './render.ts';
 
 /** The page that asks for the code after the password. */
@@ -85,7 +85,7 @@ export async function stepUpIfNeeded(koa: Context, ctx: AppContext, limits: Sign
   let status = 401;
   if (typed !== null) {
     try {
-      await checkSecondFactor(ctx, limits, session, typed, koa.request.ip);
+      await checkSecondFactor(actingAs(ctx, koa, session), limits, session, typed, koa.request.ip);
       state.session = { ...session, secondFactorAt: ctx.clock.now().toISOString() };
       return false;
     } catch (err) {

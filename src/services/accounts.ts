@@ -23,7 +23,7 @@ import {
 } from '../store/apiKeys.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
-import { recordAudit } from './audit.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 
 export type Account = components['schemas']['Account'];
 export type ApiKey = components['schemas']['ApiKey'];
@@ -126,7 +126,17 @@ export async function createApiKey(
   const wanted = requestedKey(input);
   if ('pointer' in wanted) throw fail.validation(`${wanted.pointer} ${wanted.message}`, [wanted]);
   const escalation = escalationIssue(creator, wanted);
-  if (escalation) throw fail.denied('scope_escalation', escalation);
+  if (escalation) {
+    // An attempt to widen access is kept (in a transaction of its own) although the request fails.
+    await recordAuditNow(ctx, {
+      accountId,
+      action: 'apiKey.escalationRefused',
+      target: { type: 'apiKey', id: null },
+      outcome: 'failure',
+      change: { before: null, after: { attempt: 'create', name: input.name, role: wanted.role, scopes: wanted.scopes } },
+    }).catch((err: unknown) => ctx.log.warn({ err, accountId }, 'could not record a refused key escalation'));
+    throw fail.denied('scope_escalation', escalation);
+  }
   return ctx.store.transaction(async (tx) => {
     // The account's row lock (PostgreSQL) makes key creations of one account take turns, so the cap holds.
     if (!(await lockAccount(tx, accountId))) throw fail.notFound(`No account ${accountId}.`);
@@ -160,15 +170,15 @@ export async function createApiKey(
  * (403 `scope_escalation`), so a leaked narrow key cannot take an account's wider keys away.
  */
 export async function revokeApiKey(ctx: AppContext, accountId: string | null, keyId: string, actor: KeyHolder): Promise<ApiKeyRecord> {
-  const revoked = await ctx.store.transaction(async (tx) => {
+  const outcome = await ctx.store.transaction(async (tx): Promise<{ revoked: ApiKeyRecord } | { refused: string; key: ApiKeyRecord }> => {
     const found = accountId === null ? await findApiKeyById(tx, keyId) : await findApiKey(tx, accountId, keyId);
     if (!found) throw fail.notFound(`No API key ${keyId} in this account.`);
     // Several instances: revocations of one account's keys take turns, and read the key again once it is their turn.
     await lockAccount(tx, found.accountId);
     const key = (await findApiKeyById(tx, keyId)) ?? found;
     const escalation = escalationIssue(actor, key, 'revoke');
-    if (escalation) throw fail.denied('scope_escalation', escalation);
-    if (key.revokedAt) return key;
+    if (escalation) return { refused: escalation, key };
+    if (key.revokedAt) return { revoked: key };
     if (key.role === 'admin' && (await countActiveAdminKeys(tx, key.accountId)) <= 1) {
       throw fail.refused(
         'last_admin_key',
@@ -178,8 +188,21 @@ export async function revokeApiKey(ctx: AppContext, accountId: string | null, ke
     const revokedAt = ctx.clock.now().toISOString();
     await markApiKeyRevoked(tx, keyId, revokedAt);
     await recordAudit(tx, ctx, { accountId: key.accountId, action: 'apiKey.revoked', target: { type: 'apiKey', id: keyId }, change: { before: { revokedAt: null }, after: { revokedAt } } });
-    return { ...key, revokedAt };
+    return { revoked: { ...key, revokedAt } };
   });
+  if ('refused' in outcome) {
+    // Nothing changed; the attempt to take a wider key away is kept (in a transaction of its own).
+    const { key } = outcome;
+    await recordAuditNow(ctx, {
+      accountId: key.accountId,
+      action: 'apiKey.escalationRefused',
+      target: { type: 'apiKey', id: key.keyId },
+      outcome: 'failure',
+      change: { before: null, after: { attempt: 'revoke', name: key.name, role: key.role, scopes: key.scopes } },
+    }).catch((err: unknown) => ctx.log.warn({ err, keyId }, 'could not record a refused key escalation'));
+    throw fail.denied('scope_escalation', outcome.refused);
+  }
+  const { revoked } = outcome;
   // Committed: this process's authenticator must not let the key through once more (other instances hear it by NOTIFY).
   ctx.authenticate.apiKeyRevoked();
   return revoked;

@@ -309,14 +309,20 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
-    // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user).
+    const decided = await publishDecision(tx, next, review.conditions ?? []);
+    // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user);
+    // an approval's change names the conditions it attached (the rules' and the reviewer's).
+    const conditions = decided.conditions.map((c) => ({ conditionId: c.conditionId, type: c.type, dueBefore: c.dueBefore, addedBy: c.addedBy, status: c.status }));
     await recordAudit(tx, ctx, {
       accountId,
       action: review.action === 'approve' ? 'application.approved' : 'application.declined',
       target: { type: 'application', id: mortgageId },
-      change: { before: { status: current.status }, after: { status: target, ...(review.note === undefined ? {} : { note: review.note }) } },
+      change: {
+        before: { status: current.status },
+        after: { status: target, ...(review.note === undefined ? {} : { note: review.note }), ...(review.action === 'approve' ? { conditions } : {}) },
+      },
     });
-    return publishDecision(tx, next, review.conditions ?? []);
+    return decided;
   });
 }
 

@@ -61,6 +61,9 @@ export async function takeBackup(ctx: AppContext, store: SqlJsStore, to: string,
   const written = await writeBackupFile(to, { lsn, createdAt, includesKey: includeKey }, sources);
   const skippedDocuments = written.skipped.filter((name) => name.startsWith('documents/')).map((name) => name.slice('documents/'.length));
   if (skippedDocuments.length > 0) ctx.log.warn({ skippedDocuments }, 'backup: documents deleted while it was taken are not in it');
+  // Not in the audit log: a backup copies the whole store, no one account's data, and the audit
+  // log has a chain per account environment only. The operator's record is this line (and the shell's history).
+  ctx.log.info({ file: to, lsn, sha256: written.sha256, includesKey: includeKey, documents: documentIds.length - skippedDocuments.length }, 'backup taken');
   return {
     file: to,
     lsn,

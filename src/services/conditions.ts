@@ -25,6 +25,7 @@ import { insertCondition, listConditions, resolveCondition, type ConditionRecord
 import { documentTypesOf } from '../store/documents.ts';
 import type { Tx } from '../store/store.ts';
 import { publishConditionsUpdated, publishStatus } from './applicationEvents.ts';
+import { recordAudit } from './audit.ts';
 
 /** An underwriter: an admin API key (`key-…`) or a dashboard user (`usr-…`). */
 export interface Actor {
@@ -160,8 +161,9 @@ export async function addCondition(ctx: AppContext, accountId: string, mortgageI
       );
     }
     const at = ctx.clock.now();
+    const conditionId = newId('cnd', at.getTime());
     await insertCondition(tx, {
-      conditionId: newId('cnd', at.getTime()),
+      conditionId,
       accountId,
       mortgageId,
       type: input.type,
@@ -172,7 +174,14 @@ export async function addCondition(ctx: AppContext, accountId: string, mortgageI
       resolution: null,
       createdAt: at.toISOString(),
     });
-    return afterChange(tx, application, at);
+    const changed = await afterChange(tx, application, at);
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: 'condition.added',
+      target: { type: 'application', id: mortgageId },
+      change: { before: null, after: { conditionId, type: input.type, description: input.description, dueBefore: input.dueBefore, status: 'open' } },
+    });
+    return changed;
   });
 }
 
@@ -195,6 +204,17 @@ export async function resolveConditionAsUnderwriter(
         currentStatus: application.status,
       });
     }
-    return afterChange(tx, application, at);
+    const changed = await afterChange(tx, application, at);
+    // Target: the application (the condition's id is in the change); its status after tells a clear to close.
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: change.status === 'satisfied' ? 'condition.satisfied' : 'condition.waived',
+      target: { type: 'application', id: mortgageId },
+      change: {
+        before: { conditionId, status: 'open', applicationStatus: application.status },
+        after: { conditionId, status: change.status, note: change.note, applicationStatus: changed.status },
+      },
+    });
+    return changed;
   });
 }

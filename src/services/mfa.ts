@@ -26,7 +26,7 @@ import {
   totpStepAt,
   verificationIsFresh,
 } from '../domain/users/mfa.ts';
-import { fail } from '../errors.ts';
+import { fail, isAppError } from '../errors.ts';
 import {
   accountRequiresMfa,
   claimTotpStep,
@@ -46,6 +46,7 @@ import { findAccountUser, findUserByEmail, type UserRecord } from '../store/user
 import { normalizeEmail } from '../domain/accounts/accountDetails.ts';
 import { sessionIdHash, signInBuckets, takeInTurn, type ActiveSession, type SignInLimits } from './sessions.ts';
 import { requireAdmin } from './users.ts';
+import { recordAudit, recordAuditNow } from './audit.ts';
 
 /** The name authenticator apps show beside the user's email. */
 const ISSUER = 'Mortgage Origination';
@@ -123,13 +124,41 @@ function alreadyEnrolled() {
 
 const wrongCode = () =>
   fail.validation('The code is not correct; enter the 6-digit code your app shows now, or one of your recovery codes.', [{ pointer: '/code', message: 'is not correct' }]);
-const usedCode = () =>
-  fail.validation('This code has been used already; wait for the next one your app shows.', [{ pointer: '/code', message: 'has been used already' }]);
+const USED = 'has been used already';
+const usedCode = () => fail.validation('This code has been used already; wait for the next one your app shows.', [{ pointer: '/code', message: USED }]);
 
-/** Counts a code check against the sign-in limits, runs it, and gives the attempt back when it succeeds. */
-async function countedCheck<T>(limits: SignInLimits, session: ActiveSession, clientAddress: string | undefined, check: () => Promise<T>): Promise<T> {
+/** Why a code was asked for: the audit log's `mfa.failed` entries say which. */
+type CodePurpose = 'signIn' | 'stepUp' | 'enrolment' | 'recoveryCodes' | 'disable';
+
+/** The user as the actor of what they do with their own factor (whatever ctx.origin says). */
+const userActor = (user: UserRecord) => ({ type: 'user' as const, id: user.userId, name: user.email });
+const userTarget = (user: UserRecord) => ({ type: 'user', id: user.userId });
+
+/**
+ * Counts a code check against the sign-in limits, runs it, and gives the attempt back when it
+ * succeeds. A wrong or replayed code (400) is recorded in the audit log as `mfa.failed`, in a
+ * transaction of its own: the failure is kept although the request fails. (A check refused by the
+ * limits, 429, looked at no code and is not recorded.)
+ */
+async function countedCheck<T>(ctx: AppContext, limits: SignInLimits, session: ActiveSession, clientAddress: string | undefined, purpose: CodePurpose, check: () => Promise<T>): Promise<T> {
   const counted = await takeInTurn(signInBuckets(limits, session.user.email, clientAddress));
-  const result = await check();
+  let result: T;
+  try {
+    result = await check();
+  } catch (err) {
+    if (isAppError(err) && err.kind === 'invalid') {
+      const reason = err.facts.errors?.[0]?.message === USED ? 'replayed' : 'wrong';
+      await recordAuditNow(ctx, {
+        accountId: session.user.accountId,
+        action: 'mfa.failed',
+        target: userTarget(session.user),
+        outcome: 'failure',
+        actor: userActor(session.user),
+        change: { after: { purpose, reason } },
+      }).catch((recordErr: unknown) => ctx.log.warn({ err: recordErr, userId: session.user.userId }, 'could not record a failed second-factor code'));
+    }
+    throw err;
+  }
   await Promise.all(counted.map((attempt) => attempt.release()));
   return result;
 }
@@ -149,7 +178,7 @@ const recoveryCodeHash = (userId: string, normalized: string) => createHash('sha
  * are returned (shown once).
  */
 export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
-  return countedCheck(limits, session, clientAddress, () =>
+  return countedCheck(ctx, limits, session, clientAddress, 'enrolment', () =>
     ctx.store.transaction(async (tx) => {
       const now = ctx.clock.now();
       const mfa = await findUserMfa(tx, session.user.userId);
@@ -162,7 +191,9 @@ export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, se
       await markSecondFactorChecked(tx, sessionIdHash(session.sessionId), now.toISOString());
       // The user's other sessions began on the password alone: they end, so none keeps going without the factor.
       await deleteUserSessions(tx, session.user.userId, sessionIdHash(session.sessionId));
-      return issueRecoveryCodes(tx, session.user.userId, now.toISOString());
+      const codes = await issueRecoveryCodes(tx, session.user.userId, now.toISOString());
+      await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.enrolled', target: userTarget(session.user), actor: userActor(session.user) });
+      return codes;
     }),
   );
 }
@@ -173,8 +204,9 @@ export type SecondFactorMethod = 'totp' | 'recovery_code';
  * Checks a code typed by the session's user: six digits are a TOTP code (of a step not used yet),
  * anything else a recovery code (used up by this check). The session then counts as checked now:
  * a session waiting for its second factor is signed in, and sensitive actions are open for a while.
- * 400 with pointer `/code` for a wrong or replayed code (counted against the sign-in limits), 429
- * past them.
+ * 400 with pointer `/code` for a wrong or replayed code (counted against the sign-in limits, and
+ * recorded as `mfa.failed`), 429 past them. Recorded too: `user.signedIn` when the session was
+ * waiting for this code, `mfa.recoveryCodeUsed` when a recovery code was used.
  */
 export async function checkSecondFactor(
   ctx: AppContext,
@@ -182,8 +214,9 @@ export async function checkSecondFactor(
   session: ActiveSession,
   typed: string,
   clientAddress: string | undefined,
+  purpose: CodePurpose = session.stage === 'second_factor' ? 'signIn' : 'stepUp',
 ): Promise<SecondFactorMethod> {
-  return countedCheck(limits, session, clientAddress, () =>
+  return countedCheck(ctx, limits, session, clientAddress, purpose, () =>
     ctx.store.transaction(async (tx) => {
       const now = ctx.clock.now();
       const mfa = await findUserMfa(tx, session.user.userId);
@@ -202,6 +235,9 @@ export async function checkSecondFactor(
         method = 'recovery_code';
       }
       await markSecondFactorChecked(tx, sessionIdHash(session.sessionId), now.toISOString());
+      const audited = { accountId: session.user.accountId, target: userTarget(session.user), actor: userActor(session.user) };
+      if (method === 'recovery_code') await recordAudit(tx, ctx, { ...audited, action: 'mfa.recoveryCodeUsed', change: { after: { purpose } } });
+      if (session.stage === 'second_factor') await recordAudit(tx, ctx, { ...audited, action: 'user.signedIn', change: { after: { secondFactor: method } } });
       return method;
     }),
   );
@@ -209,8 +245,12 @@ export async function checkSecondFactor(
 
 /** New recovery codes (the old ones stop working), after a code checked now; returns them, to be shown once. */
 export async function regenerateRecoveryCodes(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress);
-  return ctx.store.transaction((tx) => issueRecoveryCodes(tx, session.user.userId, ctx.clock.now().toISOString()));
+  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'recoveryCodes');
+  return ctx.store.transaction(async (tx) => {
+    const codes = await issueRecoveryCodes(tx, session.user.userId, ctx.clock.now().toISOString());
+    await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.recoveryCodesRegenerated', target: userTarget(session.user), actor: userActor(session.user) });
+    return codes;
+  });
 }
 
 /**
@@ -219,11 +259,12 @@ export async function regenerateRecoveryCodes(ctx: AppContext, limits: SignInLim
  */
 export async function disableMfa(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<void> {
   if (await ctx.store.read((db) => accountRequiresMfa(db, session.user.accountId))) throw requiredError();
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress);
+  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'disable');
   await ctx.store.transaction(async (tx) => {
     if (await accountRequiresMfa(tx, session.user.accountId)) throw requiredError();
     await clearUserMfa(tx, session.user.userId);
     await deleteUserSessions(tx, session.user.userId, sessionIdHash(session.sessionId));
+    await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.disabled', target: userTarget(session.user), actor: userActor(session.user) });
   });
 }
 
@@ -246,7 +287,17 @@ export async function setMfaRequirement(ctx: AppContext, session: ActiveSession,
   if (required && !session.mfa.enrolled) {
     throw fail.refused('mfa_not_enrolled', 'Turn on two-step verification for yourself first (Security page), then require it of everyone.');
   }
-  await ctx.store.transaction((tx) => setAccountMfaRequired(tx, session.user.accountId, required));
+  await ctx.store.transaction(async (tx) => {
+    const before = await accountRequiresMfa(tx, session.user.accountId);
+    if (before === required) return; // nothing changes, nothing is recorded
+    await setAccountMfaRequired(tx, session.user.accountId, required);
+    await recordAudit(tx, ctx, {
+      accountId: session.user.accountId,
+      action: 'account.mfaRequirementChanged',
+      target: { type: 'account', id: session.user.accountId },
+      change: { before: { mfaRequired: before }, after: { mfaRequired: required } },
+    });
+  });
 }
 
 /**
@@ -262,6 +313,7 @@ export async function resetUserMfa(ctx: AppContext, actor: UserRecord, userId: s
     if (!user) throw fail.notFound(`No user ${userId} in this account.`);
     await clearUserMfa(tx, userId);
     await deleteUserSessions(tx, userId);
+    await recordAudit(tx, ctx, { accountId: actor.accountId, action: 'mfa.reset', target: userTarget(user), change: { after: { email: user.email } } });
     return user;
   });
 }
@@ -276,6 +328,7 @@ export async function resetMfaByOperator(ctx: AppContext, email: string): Promis
     if (!found) throw fail.notFound(`No dashboard user has the email ${JSON.stringify(email)}.`);
     await clearUserMfa(tx, found.user.userId);
     await deleteUserSessions(tx, found.user.userId);
+    await recordAudit(tx, ctx, { accountId: found.user.accountId, action: 'mfa.reset', target: userTarget(found.user), change: { after: { email: found.user.email } } });
     return found.user;
   });
 }

@@ -34,6 +34,7 @@ import type { Tx } from '../store/store.ts';
 import { simulatedClocks } from '../store/testClocks.ts';
 import { rateSheetIn } from './pricing.ts';
 import { environmentNow } from './environmentClock.ts';
+import { recordAudit } from './audit.ts';
 
 export type RateLock = components['schemas']['RateLock'];
 type RateLockEventType = 'rate_lock.created' | 'rate_lock.extended' | 'rate_lock.expiring' | 'rate_lock.expired' | 'rate_lock.cancelled';
@@ -132,6 +133,12 @@ export async function lockQuote(
     };
     await insertRateLock(tx, accountId, lock);
     await publishLockEvent(ctx, tx, accountId, 'rate_lock.created', lock, now);
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: 'rateLock.created',
+      target: lockTarget(lock),
+      change: { before: null, after: { quoteId, mortgageId, periodDays: lock.periodDays, interestRate: lock.interestRate, expiresAt: lock.expiresAt } },
+    });
     return withMode(accountId, lock);
   });
 }
@@ -200,6 +207,15 @@ export async function extendRateLock(ctx: AppContext, accountId: string, lockId:
       extensionFees: (toScaled(lock.extensionFees, 2) + next.feeCents) / 100,
     };
     await publishLockEvent(ctx, tx, accountId, 'rate_lock.extended', extended, now);
+    await recordAudit(tx, ctx, {
+      accountId,
+      action: 'rateLock.extended',
+      target: lockTarget(lock),
+      change: {
+        before: { expiresAt: lock.expiresAt, extendedDays: lock.extendedDays, extensionFees: lock.extensionFees },
+        after: { expiresAt, extendedDays: extended.extendedDays, extensionFees: extended.extensionFees, days },
+      },
+    });
     return extended;
   });
 }
@@ -210,11 +226,19 @@ export async function cancelRateLock(ctx: AppContext, accountId: string, lockId:
     if (!(await endActiveRateLock(tx, accountId, lockId, 'cancelled', now.toISOString()))) throw notActive(lock);
     const cancelled: RateLockRecord = { ...lock, status: 'cancelled', endedAt: now.toISOString() };
     await publishLockEvent(ctx, tx, accountId, 'rate_lock.cancelled', cancelled, now);
+    await recordAudit(tx, ctx, { accountId, action: 'rateLock.cancelled', target: lockTarget(lock), change: { before: { status: 'active' }, after: { status: 'cancelled' } } });
     return cancelled;
   });
 }
 
-/** Expires one due lock and publishes `rate_lock.expired`, if this transaction is the one that changed it. */
+const lockTarget = (lock: RateLockRecord) => ({ type: 'rateLock', id: lock.lockId });
+
+/**
+ * Expires one due lock and publishes `rate_lock.expired`, if this transaction is the one that changed it. Not in
+ * the audit log: an expiry is the clock's consequence, not a person's or a key's change (the sweep
+ * changes many accounts' locks in one transaction, and would hold their chains' locks together);
+ * the events feed and the webhooks show it as `rate_lock.expired`.
+ */
 async function expireLock(ctx: AppContext, tx: Tx, accountId: string, lock: RateLockRecord, now: Date): Promise<RateLockRecord | null> {
   if (!(await endActiveRateLock(tx, accountId, lock.lockId, 'expired', now.toISOString()))) return null;
   const expired: RateLockRecord = { ...lock, status: 'expired', endedAt: now.toISOString() };

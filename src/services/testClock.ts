@@ -13,6 +13,7 @@ import { nudgeDispatchers } from '../events/outbox.ts';
 import { fail } from '../errors.ts';
 import { notifyDispatchers } from '../store/outbox.ts';
 import { advancePendingDeliveries, deleteClockOffset, findClockOffset, saveClockOffset } from '../store/testClocks.ts';
+import { recordAudit } from './audit.ts';
 import { sweepRateLocksOf } from './rateLocks.ts';
 
 export type TestClock = components['schemas']['TestClock'];
@@ -52,6 +53,12 @@ export async function advanceTestClock(ctx: AppContext, environmentId: string, b
     }
     await saveClockOffset(tx, environmentId, offset, now.toISOString());
     if ((await advancePendingDeliveries(tx, environmentId, parsed.ms, now)) > 0) await notifyDispatchers(tx);
+    await recordAudit(tx, ctx, {
+      accountId: environmentId,
+      action: 'testClock.advanced',
+      target: { type: 'testClock', id: environmentId },
+      change: { before: { offsetSeconds: Math.floor((offset - parsed.ms) / 1000) }, after: { offsetSeconds: Math.floor(offset / 1000), by } },
+    });
     return offset;
   });
   nudgeDispatchers();
@@ -62,6 +69,15 @@ export async function advanceTestClock(ctx: AppContext, environmentId: string, b
 /** Back to real time: records keep the times they were given while the clock was ahead. */
 export async function resetTestClock(ctx: AppContext, environmentId: string): Promise<TestClock> {
   requireTestEnvironment(environmentId);
-  await ctx.store.transaction((tx) => deleteClockOffset(tx, environmentId));
+  await ctx.store.transaction(async (tx) => {
+    const before = await findClockOffset(tx, environmentId);
+    await deleteClockOffset(tx, environmentId);
+    await recordAudit(tx, ctx, {
+      accountId: environmentId,
+      action: 'testClock.reset',
+      target: { type: 'testClock', id: environmentId },
+      change: { before: { offsetSeconds: Math.floor(before / 1000) }, after: { offsetSeconds: 0 } },
+    });
+  });
   return view(ctx.clock.now(), 0);
 }

@@ -177,6 +177,93 @@ describe('what a key does', () => {
     expect(downloaded).toMatchObject({ actor: keyActor(), target: { type: 'document', id: documentId } });
   });
 
+  it('records conditions an underwriter adds, satisfies and waives (target the application, the condition in the change), and those an approval attached', async () => {
+    const { data: draft } = await owner.client.POST('/v1/applications', {
+      body: { applicant: { name: 'Casey Conditions', email: 'casey@example.test', amount: 300000, annualIncome: 120000, monthlyDebts: 500, creditScore: 660 }, term: 30, propertyValue: 400000 },
+    });
+    const mortgageId = draft!.mortgageId;
+    const path = { params: { path: { mortgageId } } };
+    expect((await owner.client.POST('/v1/applications/{mortgageId}/submit', path)).data!.status).toBe('referred');
+    const approved = await exactlyOne(owner.client, 'application.approved', () =>
+      owner.client.POST('/v1/applications/{mortgageId}/approve', { ...path, body: { note: 'Gift letter needed', conditions: [{ type: 'custom', description: 'Signed gift letter', dueBefore: 'closing' }] } }),
+    );
+    const attached = (approved.change as { after: { conditions: Array<{ conditionId: string; addedBy: string; status: string }> } }).after.conditions;
+    expect(attached.at(-1)).toMatchObject({ type: 'custom', dueBefore: 'closing', addedBy: 'underwriter', status: 'open' });
+    let conditionId = '';
+    const added = await exactlyOne(owner.client, 'condition.added', async () => {
+      const { data, response } = await owner.client.POST('/v1/applications/{mortgageId}/conditions', { ...path, body: { type: 'custom', description: 'Letter on the 2025 gap', dueBefore: 'funding' } });
+      expect(response.status).toBe(201);
+      conditionId = data!.conditions.at(-1)!.conditionId;
+    });
+    expect(added).toMatchObject({ actor: keyActor(), target: { type: 'application', id: mortgageId }, change: { before: null, after: { conditionId, type: 'custom', dueBefore: 'funding', status: 'open' } } });
+    const satisfied = await exactlyOne(owner.client, 'condition.satisfied', () =>
+      owner.client.POST('/v1/applications/{mortgageId}/conditions/{conditionId}/satisfy', { params: { path: { mortgageId, conditionId } }, body: { note: 'Letter received' } }),
+    );
+    expect(satisfied).toMatchObject({ actor: keyActor(), target: { type: 'application', id: mortgageId }, change: { before: { conditionId, status: 'open' }, after: { conditionId, status: 'satisfied', note: 'Letter received' } } });
+    const gift = attached.at(-1)!.conditionId;
+    const waived = await exactlyOne(owner.client, 'condition.waived', () =>
+      owner.client.POST('/v1/applications/{mortgageId}/conditions/{conditionId}/waive', { params: { path: { mortgageId, conditionId: gift } }, body: { note: 'Not a gift after all' } }),
+    );
+    expect(waived).toMatchObject({ actor: keyActor(), target: { type: 'application', id: mortgageId }, change: { after: { conditionId: gift, status: 'waived' } } });
+    // A refused change (the condition is no longer open) records nothing.
+    await owner.client.POST('/v1/applications/{mortgageId}/conditions/{conditionId}/waive', { params: { path: { mortgageId, conditionId: gift } }, body: { note: 'Again' } });
+    expect((await audit(owner.client, { action: 'condition.waived' })).length).toBe(1);
+  });
+
+  it('records rate locks created, extended and cancelled, with the key as actor and the lock as target', async () => {
+    const { data: quote } = await owner.client.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
+    let lockId = '';
+    const created = await exactlyOne(owner.client, 'rateLock.created', async () => {
+      const { data, response } = await owner.client.POST('/v1/quotes/{quoteId}/lock', { params: { path: { quoteId: quote!.quoteId } }, body: { periodDays: 30 } });
+      expect(response.status).toBe(201);
+      lockId = data!.lockId;
+    });
+    expect(created).toMatchObject({ actor: keyActor(), target: { type: 'rateLock', id: lockId }, change: { before: null, after: { quoteId: quote!.quoteId, periodDays: 30 } } });
+    const path = { params: { path: { lockId } } };
+    const extended = await exactlyOne(owner.client, 'rateLock.extended', () => owner.client.POST('/v1/rate-locks/{lockId}/extend', { ...path, body: { days: 5 } }));
+    expect(extended).toMatchObject({ actor: keyActor(), target: { type: 'rateLock', id: lockId }, change: { before: { extendedDays: 0 }, after: { extendedDays: 5, days: 5 } } });
+    const cancelled = await exactlyOne(owner.client, 'rateLock.cancelled', () => owner.client.POST('/v1/rate-locks/{lockId}/cancel', path));
+    expect(cancelled).toMatchObject({ actor: keyActor(), target: { type: 'rateLock', id: lockId }, change: { before: { status: 'active' }, after: { status: 'cancelled' } } });
+    await owner.client.POST('/v1/rate-locks/{lockId}/cancel', path);
+    expect((await audit(owner.client, { action: 'rateLock.cancelled' })).length).toBe(1);
+  });
+
+  it('records the test clock advanced (with by) and reset, in the test environment', async () => {
+    const advanced = await exactlyOne(owner.test, 'testClock.advanced', () => owner.test.POST('/v1/test/clock/advance', { body: { by: 'P2D' } }));
+    expect(advanced).toMatchObject({
+      actor: { type: 'apiKey', name: 'First test admin key' },
+      target: { type: 'testClock', id: `${owner.accountId}.test` },
+      livemode: false,
+      change: { before: { offsetSeconds: 0 }, after: { offsetSeconds: 172800, by: 'P2D' } },
+    });
+    const reset = await exactlyOne(owner.test, 'testClock.reset', () => owner.test.POST('/v1/test/clock/reset'));
+    expect(reset.change).toEqual({ before: { offsetSeconds: 172800 }, after: { offsetSeconds: 0 } });
+    expect(await audit(owner.client, { action: 'testClock.advanced' })).toEqual([]);
+  });
+
+  it("records a key's scopes when it is created, and a refused escalation (outcome failure)", async () => {
+    let keyId = '';
+    let narrow = '';
+    const created = await exactlyOne(owner.client, 'apiKey.created', async () => {
+      const { data } = await owner.client.POST('/v1/api-keys', { body: { name: 'Key maker', scopes: { apiKeys: 'write', events: 'read' } } });
+      keyId = data!.keyId;
+      narrow = data!.apiKey;
+      secrets.push(narrow);
+    });
+    expect(created).toMatchObject({ target: { type: 'apiKey', id: keyId }, change: { before: null, after: { name: 'Key maker', role: 'restricted', scopes: { apiKeys: 'write', events: 'read' } } } });
+    const refused = await exactlyOne(owner.client, 'apiKey.escalationRefused', async () => {
+      const { response } = await app.clientFor(narrow).POST('/v1/api-keys', { body: { name: 'Wider', role: 'admin' } });
+      expect(response.status).toBe(403);
+    });
+    expect(refused).toMatchObject({ outcome: 'failure', actor: { type: 'apiKey', id: keyId, name: 'Key maker' }, target: { type: 'apiKey', id: null }, change: { after: { attempt: 'create', name: 'Wider', role: 'admin' } } });
+    const revokeRefused = await exactlyOne(owner.client, 'apiKey.escalationRefused', async () => {
+      const { response } = await app.clientFor(narrow).DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: ownerKeyId } } });
+      expect(response.status).toBe(403);
+    });
+    expect(revokeRefused).toMatchObject({ outcome: 'failure', actor: { type: 'apiKey', id: keyId }, target: { type: 'apiKey', id: ownerKeyId }, change: { after: { attempt: 'revoke', role: 'admin' } } });
+    expect((await owner.client.GET('/v1/api-keys')).data!.data.find((k) => k.keyId === ownerKeyId)!.revokedAt ?? null).toBeNull();
+  });
+
   it('records test mode in the test environment: bank tokens issued (by mask) and test data deleted', async () => {
     const issued = await exactlyOne(owner.test, 'bankToken.issued', async () => {
       const { data } = await owner.test.POST('/v1/test/bank-tokens', { body: { holderName: 'Jane Doe', accountNumber: ACCOUNT_NUMBER } });
@@ -350,5 +437,8 @@ describe('the audit log', () => {
     expect(text).not.toMatch(/whsec_[0-9A-Za-z+/=]{10,}/);
     expect(text).not.toMatch(/bnk_tok_/);
     expect(text).not.toMatch(/\$scrypt\$/);
+    // Two-step verification: no otpauth URI, nor a member holding a TOTP secret or recovery codes
+    // (test/api/auditMfa.test.ts scans for the very secrets and codes an enrolment showed).
+    expect(text).not.toMatch(/otpauth:|totp_secret|code_hash/i);
   });
 });

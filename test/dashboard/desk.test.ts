@@ -157,6 +157,32 @@ describe('the desk on an application', () => {
     expect(after.data!.conditions[0]!.satisfiedBy).toMatchObject({ kind: 'underwriter', note: 'Pay stubs seen' });
     expect(after.data!.conditions[0]!.satisfiedBy!.actor).toMatch(/^usr-/);
   });
+
+  it("records the desk's decisions and condition changes in the audit log with the user, not the service, as actor", async () => {
+    const entries = async (action: string) => {
+      const { data } = await api.GET('/v1/audit-events', { params: { query: { action, limit: 100 } } });
+      return data!.data;
+    };
+    const ana = { type: 'user', name: 'ana@desk.test' };
+    const [approved, ...moreApproved] = await entries('application.approved');
+    expect(moreApproved).toEqual([]);
+    expect(approved).toMatchObject({ actor: ana, target: { type: 'application', id: referredFirst }, change: { before: { status: 'referred' }, after: { status: 'approved', note: 'Verified bonus income' } } });
+    expect((approved!.change as { after: { conditions: Array<{ type: string; addedBy: string }> } }).after.conditions.map((c) => [c.type, c.addedBy])).toContainEqual(['custom', 'underwriter']);
+    const declined = await entries('application.declined');
+    expect(declined).toHaveLength(1);
+    expect(declined[0]).toMatchObject({ actor: ana, target: { type: 'application', id: referredSecond } });
+    const satisfied = await entries('condition.satisfied');
+    expect(satisfied).toHaveLength(1);
+    expect(satisfied[0]).toMatchObject({ actor: ana, target: { type: 'application', id: approvedId }, change: { after: { status: 'satisfied', note: 'Pay stubs seen' } } });
+    const waived = await entries('condition.waived');
+    expect(waived).toHaveLength(2);
+    // The newest waiver cleared the application to close.
+    expect(waived[0]).toMatchObject({ actor: ana, change: { after: { status: 'waived', applicationStatus: 'clear_to_close' } } });
+    const added = await entries('condition.added');
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({ actor: ana, target: { type: 'application', id: approvedId }, change: { after: { type: 'custom', dueBefore: 'funding' } } });
+    expect(added[0]!.actor.id).toMatch(/^usr-/);
+  });
 });
 
 describe('the overview', () => {

@@ -113,7 +113,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     const session = requireSession(koa);
     if (session.stage !== 'second_factor') return redirect(koa, '/dashboard');
     try {
-      await checkSecondFactor(ctx, limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      await checkSecondFactor(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
       redirect(koa, '/dashboard');
     } catch (err) {
       if (!isAppError(err) || (err.kind !== 'invalid' && err.kind !== 'rate_limited')) throw err;

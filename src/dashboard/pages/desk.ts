@@ -14,7 +14,7 @@ import { reviewApplication } from '../../services/applications.ts';
 import { addCondition, resolveConditionAsUnderwriter, type Actor } from '../../services/conditions.ts';
 import type { ActiveSession } from '../../services/sessions.ts';
 import { decodeForm } from '../forms.ts';
-import { accountOf, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
+import { accountOf, actingAs, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
 import { checkContract, requestSchema } from '../validation.ts';
 import { applicationPage } from './applications.ts';
 
@@ -66,7 +66,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
         const request = { note: body.note, ...(conditions.length > 0 ? { conditions } : {}) };
         requireNote(body);
         checkContract('approveApplication', request);
-        await reviewApplication(ctx, accountOf(session), koa.params.mortgageId!, {
+        await reviewApplication(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, {
           action: 'approve',
           reviewer: actorOf(session),
           note: body.note,
@@ -87,7 +87,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
       async (session, body) => {
         requireNote(body);
         checkContract('declineApplication', { note: body.note });
-        await reviewApplication(ctx, accountOf(session), koa.params.mortgageId!, { action: 'decline', reviewer: actorOf(session), note: body.note });
+        await reviewApplication(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, { action: 'decline', reviewer: actorOf(session), note: body.note });
         ctx.log.info({ mortgageId: koa.params.mortgageId, userId: session.user.userId }, 'referred application declined in the dashboard');
       },
       'declined',
@@ -103,7 +103,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
       async (session, body) => {
         const request = { type: body.type, description: body.description, dueBefore: body.dueBefore };
         checkContract('addCondition', request);
-        await addCondition(ctx, accountOf(session), koa.params.mortgageId!, request as Parameters<typeof addCondition>[3]);
+        await addCondition(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, request as Parameters<typeof addCondition>[3]);
       },
       'condition-added',
     ),
@@ -122,7 +122,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
         async (session, body) => {
           requireNote(body);
           checkContract(operationId, { note: body.note });
-          await resolveConditionAsUnderwriter(ctx, accountOf(session), koa.params.mortgageId!, koa.params.conditionId!, {
+          await resolveConditionAsUnderwriter(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, koa.params.conditionId!, {
             status,
             note: body.note!,
             actor: actorOf(session),

@@ -9,7 +9,7 @@ import type { AppContext } from '../../context.ts';
 import { isAppError } from '../../errors.ts';
 import { confirmEnrolment, disableMfa, regenerateRecoveryCodes, securityStatus, startEnrolment } from '../../services/mfa.ts';
 import type { SignInLimits } from '../../services/sessions.ts';
-import { formErrors, formOf, redirect, requireSession } from '../page.ts';
+import { actingAs, formErrors, formOf, redirect, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
 const DONE: Record<string, string> = {
@@ -47,7 +47,7 @@ export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLi
   router.post('/security/enrol/confirm', async (koa) => {
     const session = requireSession(koa);
     try {
-      const codes = await confirmEnrolment(ctx, limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      const codes = await confirmEnrolment(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
       ctx.log.info({ userId: session.user.userId }, 'second factor enrolled in the dashboard');
       render(koa, 'recovery-codes', { title: 'Your recovery codes', nav: 'security', codes, enrolled: true });
     } catch (err) {
@@ -59,7 +59,7 @@ export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLi
   router.post('/security/recovery-codes', async (koa) => {
     const session = requireSession(koa);
     try {
-      const codes = await regenerateRecoveryCodes(ctx, limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      const codes = await regenerateRecoveryCodes(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
       ctx.log.info({ userId: session.user.userId }, 'recovery codes regenerated in the dashboard');
       render(koa, 'recovery-codes', { title: 'Your new recovery codes', nav: 'security', codes, enrolled: false });
     } catch (err) {
@@ -71,7 +71,7 @@ export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLi
   router.post('/security/disable', async (koa) => {
     const session = requireSession(koa);
     try {
-      await disableMfa(ctx, limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      await disableMfa(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
       ctx.log.info({ userId: session.user.userId }, 'second factor turned off in the dashboard');
       redirect(koa, '/dashboard/security?done=disabled');
     } catch (err) {

@@ -70,7 +70,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
   // Both ask for a fresh code first when the admin has a second factor (mfaGate.ts).
   router.post('/team/users/:userId/mfa-reset', async (koa) => {
     const session = requireSession(koa);
-    const user = await resetUserMfa(ctx, session.user, koa.params.userId!);
+    const user = await resetUserMfa(actingAs(ctx, koa, session), session.user, koa.params.userId!);
     ctx.log.info({ userId: session.user.userId, targetUserId: user.userId }, "a user's second factor reset in the dashboard");
     redirect(koa, '/dashboard/team?done=mfa-reset');
   });
@@ -79,7 +79,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     const wanted = formOf(koa).get('/required');
     if (wanted !== 'true' && wanted !== 'false') throw fail.validation('Choose whether two-step verification is required.', [{ pointer: '/required', message: 'must be true or false' }]);
-    await setMfaRequirement(ctx, session, wanted === 'true');
+    await setMfaRequirement(actingAs(ctx, koa, session), session, wanted === 'true');
     ctx.log.info({ userId: session.user.userId, required: wanted === 'true' }, 'two-step verification requirement changed in the dashboard');
     redirect(koa, `/dashboard/team?done=${wanted === 'true' ? 'mfa-required' : 'mfa-optional'}`);
   });

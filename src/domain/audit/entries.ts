@@ -16,6 +16,7 @@ export type AuditAction =
   | 'user.signedOut'
   | 'apiKey.created'
   | 'apiKey.revoked'
+  | 'apiKey.escalationRefused'
   | 'webhook.created'
   | 'webhook.updated'
   | 'webhook.enabled'
@@ -40,17 +41,38 @@ export type AuditAction =
   | 'bankToken.issued'
   | 'testData.deleted'
   | 'application.approved'
-  | 'application.declined';
+  | 'application.declined'
+  | 'mfa.enrolled'
+  | 'mfa.failed'
+  | 'mfa.recoveryCodeUsed'
+  | 'mfa.recoveryCodesRegenerated'
+  | 'mfa.disabled'
+  | 'mfa.reset'
+  | 'account.mfaRequirementChanged'
+  | 'condition.added'
+  | 'condition.satisfied'
+  | 'condition.waived'
+  | 'rateLock.created'
+  | 'rateLock.extended'
+  | 'rateLock.cancelled'
+  | 'testClock.advanced'
+  | 'testClock.reset';
 
 /** Member names whose values are never written into an entry, whatever a caller passes. */
-const SECRET_NAMES = /secret|password|token|apikey|accountnumber|credential/i;
+const SECRET_NAMES = /secret|password|token|apikey|accountnumber|credential|totp|recoverycode/i;
 
-/** `value` with every member named like a secret replaced by "[redacted]", at every depth. */
-export function withoutSecrets(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutSecrets);
+/**
+ * `value` with every member named like a secret replaced by "[redacted]", at every depth. The
+ * members of a `scopes` object are scope families (`apiKeys: "write"`), not secrets: kept.
+ */
+export function withoutSecrets(value: unknown, parent?: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => withoutSecrets(item));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = Object.create(null);
-  for (const [key, item] of Object.entries(value)) out[key] = SECRET_NAMES.test(key) ? '[redacted]' : withoutSecrets(item);
+  for (const [key, item] of Object.entries(value)) {
+    const kept = parent === 'scopes' && typeof item === 'string';
+    out[key] = !kept && SECRET_NAMES.test(key) ? '[redacted]' : withoutSecrets(item, key);
+  }
   return out;
 }
 

@@ -129,6 +129,12 @@ describe('entries', () => {
       nested: [{ apiKey: '[redacted]', accountNumber: '[redacted]', name: 'ok' }],
       password: '[redacted]',
     });
+    expect(withoutSecrets({ totpSecret: 'JBSW', recoveryCodes: ['ABCD-EFGH'], scopes: { apiKeys: 'write', events: 'read' }, apiKeys: 'x' })).toEqual({
+      totpSecret: '[redacted]',
+      recoveryCodes: '[redacted]',
+      scopes: { apiKeys: 'write', events: 'read' },
+      apiKeys: '[redacted]',
+    });
     expect(recordedChange(undefined)).toBeNull();
     expect(recordedChange({ after: { bankToken: 'bnk_tok_x' } })).toEqual({ before: null, after: { bankToken: '[redacted]' } });
   });
