@@ -36,6 +36,7 @@ import {
   lockChain,
   pruneChainBefore,
   readChain,
+  type AuditQuery,
   type ChainState,
 } from '../store/auditEvents.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
@@ -136,14 +137,8 @@ export function toAuditEvent(entry: AuditEntry): AuditEvent {
   };
 }
 
-export interface AuditFilter {
-  actor?: string | undefined;
-  action?: string | undefined;
-  targetType?: string | undefined;
-  targetId?: string | undefined;
-  createdFrom?: string | undefined;
-  createdTo?: string | undefined;
-}
+/** What a reader may filter the log by: the store's query, within the caller's account. */
+export type AuditFilter = Omit<AuditQuery, 'accountId'>;
 
 /** The environment's entries, newest first; a bad time range is a 400. */
 export async function listAuditEvents(ctx: AppContext, accountId: string, filter: AuditFilter, page: PageRequest): Promise<Page<AuditEvent>> {
