@@ -199,6 +199,8 @@ export interface ApplicationSearch {
   status?: ApplicationStatus | undefined;
   /** `open`: some condition is still open; `cleared`: it has conditions and none is open. */
   conditions?: 'open' | 'cleared' | undefined;
+  /** `active`: it has an active rate lock; `none`: it has none (never locked, or the lock ended). */
+  lock?: 'active' | 'none' | undefined;
 }
 
 /** `text` as a LIKE pattern that finds it anywhere, its own `%`, `_` and `\` taken literally. */
@@ -227,6 +229,10 @@ export async function searchApplications(db: SqlExecutor, accountId: string, sea
       "EXISTS (SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id) AND NOT EXISTS " +
         "(SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id AND c.status = 'open')",
     );
+  }
+  if (search.lock) {
+    const negation = search.lock === 'none' ? 'NOT ' : '';
+    where.push(`${negation}EXISTS (SELECT 1 FROM rate_locks l WHERE l.account_id = applications.account_id AND l.mortgage_id = applications.id AND l.status = 'active')`);
   }
   if (page.afterId) {
     where.push('id < ?');
