@@ -2691,6 +2691,26 @@ export interface components {
         RateLockList: components["schemas"]["ListEnvelope"] & {
             data?: components["schemas"]["RateLock"][];
         };
+        /**
+         * @description A summary of the application's active rate lock: enough to show that the rate is held and until
+         *     when. The whole lock (fees, extensions) is at `GET /v1/rate-locks/{lockId}`.
+         */
+        ApplicationRateLock: {
+            lockId: components["schemas"]["RateLockId"];
+            status: components["schemas"]["RateLockStatus"];
+            expiresAt: components["schemas"]["Timestamp"];
+            /**
+             * Format: int32
+             * @description The lock period chosen, one of the rate sheet's `lockPeriods`.
+             * @example 30
+             */
+            periodDays: number;
+            /**
+             * @description The locked note rate, in percent.
+             * @example 6.625
+             */
+            interestRate: number;
+        };
         /** @description Locks a quote's rate for one of the rate sheet's lock periods. */
         RateLockCreateRequest: {
             /**
@@ -3282,6 +3302,10 @@ export interface components {
          *
          *     Only a `draft` can be edited (`PATCH`). Every move into `approved` publishes the
          *     `application.approved` event.
+         *
+         *     `rateLock` summarises the application's active rate lock (a lock made with this `mortgageId`), or
+         *     is null when none is active. It is only on this resource: the webhook payloads keep the interface
+         *     document's fields.
          */
         Application: {
             mortgageId: components["schemas"]["MortgageId"];
@@ -3311,6 +3335,11 @@ export interface components {
              *     `clear_to_close`.
              */
             conditions: components["schemas"]["Condition"][];
+            /**
+             * @description The application's active rate lock (made with `mortgageId` naming this application), or null
+             *     when none is active: never locked, or the lock expired or was cancelled.
+             */
+            rateLock: components["schemas"]["ApplicationRateLock"] | null;
             /**
              * Format: date-time
              * @description When the application was submitted, or null.
@@ -5155,6 +5184,7 @@ export type SchemaRateLockId = components['schemas']['RateLockId'];
 export type SchemaRateLockStatus = components['schemas']['RateLockStatus'];
 export type SchemaRateLock = components['schemas']['RateLock'];
 export type SchemaRateLockList = components['schemas']['RateLockList'];
+export type SchemaApplicationRateLock = components['schemas']['ApplicationRateLock'];
 export type SchemaRateLockCreateRequest = components['schemas']['RateLockCreateRequest'];
 export type SchemaRateLockExtendRequest = components['schemas']['RateLockExtendRequest'];
 export type SchemaRateLockCreatedEvent = components['schemas']['RateLockCreatedEvent'];

@@ -19,6 +19,8 @@ const sync = createCrmSync({
   webhookSecret: setting('MOS_WEBHOOK_SECRET'),
   crmUrl: setting('CRM_URL'),
   statePath: setting('STATE_PATH', 'crm-sync-state.json'),
+  // The kinds the webhook endpoint chose, comma-separated: catching up reads the same from the feed.
+  events: setting('MOS_EVENTS', 'application.approved').split(',').map((kind) => kind.trim()).filter(Boolean),
 });
 const caughtUp = await sync.catchUp();
 console.log(`caught up on ${caughtUp} events`);

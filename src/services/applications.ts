@@ -52,6 +52,7 @@ export function toApplication(record: ApplicationRecord): Application {
     quoteId: record.quoteId,
     decision: record.decision,
     conditions: record.conditions.map(toCondition),
+    rateLock: record.rateLock,
     submittedAt: record.submittedAt,
     withdrawnAt: record.withdrawnAt,
     createdAt: record.createdAt,
@@ -136,6 +137,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
     createdAt: at,
     updatedAt: at,
     conditions: [],
+    rateLock: null,
   };
   return ctx.store.transaction(async (tx) => {
     await checkQuote(tx, accountId, record);

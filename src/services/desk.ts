@@ -1,6 +1,6 @@
 /**
  * The underwriter's desk: the applications found by a search (name, email or id; status;
- * condition state), the queue of referred applications that need a decision, longest waiting
+ * condition state; rate-lock state), the queue of referred applications that need a decision, longest waiting
  * first, and the overview's pipeline (applications by status, decisions per day, webhook
  * delivery success).
  */

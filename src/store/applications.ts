@@ -7,7 +7,8 @@ import { toPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { Decision } from '../domain/underwriting/decision.ts';
 import { fromCents, fromCentsOrNull, toCents, toCentsOrNull } from '../domain/applications/money.ts';
-import { conditionsOf, listConditions, type ConditionRecord } from './conditions.ts';
+import { conditionsOf, type ConditionRecord } from './conditions.ts';
+import { activeLocksOf, type ActiveLockSummary } from './rateLocks.ts';
 
 /** An application as written: every column of its row. */
 export interface ApplicationFields {
@@ -32,9 +33,13 @@ export interface ApplicationFields {
   updatedAt: string;
 }
 
-/** An application as read: its row and its conditions, oldest first (empty until it is approved). */
+/**
+ * An application as read: its row, its conditions, oldest first (empty until it is approved), and
+ * its active rate lock, if any.
+ */
 export interface ApplicationRecord extends ApplicationFields {
   conditions: ConditionRecord[];
+  rateLock: ActiveLockSummary | null;
 }
 
 /** An `applications` row as SQL returns it (the export reads the same columns). */
@@ -131,7 +136,7 @@ export async function updateApplication(tx: SqlExecutor, a: ApplicationFields, e
 /** An application of this account, or undefined: another account's is indistinguishable from none. */
 export async function findApplication(db: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
   const row = await db.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?`, [accountId, mortgageId]);
-  return row && withConditions(db, toFields(row));
+  return row && (await withDetails(db, row.account_id, [toFields(row)]))[0];
 }
 
 /**
@@ -143,7 +148,7 @@ export async function findApplication(db: SqlExecutor, accountId: string, mortga
 export async function findApplicationForUpdate(tx: SqlExecutor, accountId: string, mortgageId: string): Promise<ApplicationRecord | undefined> {
   const lock = forUpdate(tx);
   const row = await tx.get<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND id = ?${lock}`, [accountId, mortgageId]);
-  return row && withConditions(tx, toFields(row));
+  return row && (await withDetails(tx, row.account_id, [toFields(row)]))[0];
 }
 
 /** The account's applications, newest first, optionally of one status. */
@@ -163,18 +168,15 @@ export async function listApplications(
         `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
         [accountId, after, after, page.limit + 1],
       );
-  return toPage(await withConditionsAll(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
+  return toPage(await withDetails(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
 }
 
-async function withConditions(db: SqlExecutor, fields: ApplicationFields): Promise<ApplicationRecord> {
-  // Only an application that was approved has conditions: the others skip the query.
-  const conditions = fields.status === 'approved' || fields.status === 'clear_to_close' ? await listConditions(db, fields.accountId, fields.mortgageId) : [];
-  return { ...fields, conditions };
-}
-
-async function withConditionsAll(db: SqlExecutor, accountId: string, rows: ApplicationFields[]): Promise<ApplicationRecord[]> {
-  const found = await conditionsOf(db, accountId, rows.filter((a) => a.status === 'approved' || a.status === 'clear_to_close').map((a) => a.mortgageId));
-  return rows.map((a) => ({ ...a, conditions: found.get(a.mortgageId) ?? [] }));
+/** The rows with their conditions and active locks: one query each for the whole page, not one per row. */
+async function withDetails(db: SqlExecutor, accountId: string, rows: ApplicationFields[]): Promise<ApplicationRecord[]> {
+  // Only an application that was approved has conditions: the others are left out of that query.
+  const conditions = await conditionsOf(db, accountId, rows.filter((a) => a.status === 'approved' || a.status === 'clear_to_close').map((a) => a.mortgageId));
+  const locks = await activeLocksOf(db, accountId, rows.map((a) => a.mortgageId));
+  return rows.map((a) => ({ ...a, conditions: conditions.get(a.mortgageId) ?? [], rateLock: locks.get(a.mortgageId) ?? null }));
 }
 
 /**
@@ -197,6 +199,8 @@ export interface ApplicationSearch {
   status?: ApplicationStatus | undefined;
   /** `open`: some condition is still open; `cleared`: it has conditions and none is open. */
   conditions?: 'open' | 'cleared' | undefined;
+  /** `active`: it has an active rate lock; `none`: it has none (never locked, or the lock ended). */
+  lock?: 'active' | 'none' | undefined;
 }
 
 /** `text` as a LIKE pattern that finds it anywhere, its own `%`, `_` and `\` taken literally. */
@@ -226,12 +230,16 @@ export async function searchApplications(db: SqlExecutor, accountId: string, sea
         "(SELECT 1 FROM conditions c WHERE c.account_id = applications.account_id AND c.mortgage_id = applications.id AND c.status = 'open')",
     );
   }
+  if (search.lock) {
+    const negation = search.lock === 'none' ? 'NOT ' : '';
+    where.push(`${negation}EXISTS (SELECT 1 FROM rate_locks l WHERE l.account_id = applications.account_id AND l.mortgage_id = applications.id AND l.status = 'active')`);
+  }
   if (page.afterId) {
     where.push('id < ?');
     params.push(page.afterId);
   }
   const rows = await db.all<ApplicationRow>(`SELECT ${COLUMNS} FROM applications WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
-  return toPage(await withConditionsAll(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
+  return toPage(await withDetails(db, accountId, rows.map(toFields)), page.limit, (a) => a.mortgageId);
 }
 
 /** The referred applications waiting for a person, the longest waiting first (by when they were referred). */
@@ -240,5 +248,5 @@ export async function referredQueue(db: SqlExecutor, accountId: string, limit: n
     `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status = 'referred' ORDER BY decided_at, id LIMIT ?`,
     [accountId, limit],
   );
-  return rows.map((row) => ({ ...toFields(row), conditions: [] }));
+  return withDetails(db, accountId, rows.map(toFields));
 }

@@ -224,3 +224,21 @@ export async function dueExpiringWarnings(tx: Tx, scope: SweepScope, now: string
   );
   return rows.map((row) => ({ accountId: row.account_id, lock: toRecord(row) }));
 }
+
+/** What an application shows of its active lock. */
+export type ActiveLockSummary = components['schemas']['ApplicationRateLock'];
+
+/** The active lock of each of these applications (at most one each, by the partial unique index), in one query. */
+export async function activeLocksOf(db: SqlExecutor, accountId: string, mortgageIds: readonly string[]): Promise<Map<string, ActiveLockSummary>> {
+  const found = new Map<string, ActiveLockSummary>();
+  if (mortgageIds.length === 0) return found;
+  const rows = await db.all<Pick<RateLockRow, 'id' | 'mortgage_id' | 'status' | 'expires_at' | 'period_days' | 'interest_rate'>>(
+    `SELECT id, mortgage_id, status, expires_at, period_days, interest_rate FROM rate_locks
+      WHERE account_id = ? AND status = 'active' AND mortgage_id IN (${mortgageIds.map(() => '?').join(', ')})`,
+    [accountId, ...mortgageIds],
+  );
+  for (const row of rows) {
+    found.set(row.mortgage_id!, { lockId: row.id, status: row.status, expiresAt: row.expires_at, periodDays: row.period_days, interestRate: Number(row.interest_rate) });
+  }
+  return found;
+}

@@ -295,6 +295,33 @@ describe('listRateLocks', () => {
   });
 });
 
+describe('the application’s rateLock', () => {
+  it('an application shows its active lock in get, list and submit, and null once the lock is cancelled or expired', async () => {
+    const account = await app.newAccount('Application Shows Lock');
+    const unlocked = await application(account.client);
+    const locked = await application(account.client);
+    const { data: made } = await lock((await quote(account.client)).quoteId, { periodDays: 30, mortgageId: locked }, account.client);
+    const summary = { lockId: made!.lockId, status: 'active', expiresAt: made!.expiresAt, periodDays: 30, interestRate: made!.interestRate };
+
+    const get = async (mortgageId: string) => (await account.client.GET('/v1/applications/{mortgageId}', { params: { path: { mortgageId } } })).data!;
+    expect((await get(locked)).rateLock).toEqual(summary);
+    expect((await get(unlocked)).rateLock).toBeNull();
+    const { data: list } = await account.client.GET('/v1/applications', {});
+    expect(Object.fromEntries(list!.data.map((a) => [a.mortgageId, a.rateLock]))).toEqual({ [locked]: summary, [unlocked]: null });
+    const { data: submitted } = await account.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: locked } } });
+    expect(submitted!.rateLock).toEqual(summary);
+
+    await account.client.POST('/v1/rate-locks/{lockId}/cancel', { params: { path: { lockId: made!.lockId } } });
+    expect((await get(locked)).rateLock).toBeNull();
+
+    const { data: again } = await lock((await quote(account.client)).quoteId, { periodDays: 30, mortgageId: unlocked }, account.client);
+    expect((await get(unlocked)).rateLock?.lockId).toBe(again!.lockId);
+    clock.advance(31 * DAY);
+    await sweepRateLocks(app.ctx);
+    expect((await get(unlocked)).rateLock).toBeNull();
+  });
+});
+
 describe('rate lock events', () => {
   it('each rate_lock.* kind goes only to the endpoints that chose it, with the documented payload', async () => {
     const account = await app.newAccount('Event Matrix');

@@ -1,6 +1,6 @@
 /**
- * The underwriter's desk over HTTP: search by name, email or id and filters by status and
- * condition state; the "needs a decision" queue, oldest first; approve (with a condition of the
+ * The underwriter's desk over HTTP: search by name, email or id and filters by status,
+ * condition state and rate-lock state; the "needs a decision" queue, oldest first; approve (with a condition of the
  * reviewer's own) and decline with a required reason; satisfy and waive an open condition; a
  * member sees the desk without its forms and gets 403 on each; the overview's pipeline with its
  * server-rendered chart.
@@ -77,6 +77,20 @@ describe('the applications list', () => {
     expect(listed(await admin.get('/dashboard/applications?conditions=open'))).toEqual([approvedId]);
     expect(listed(await admin.get('/dashboard/applications?conditions=cleared'))).toEqual([]);
     expect(listed(await admin.get('/dashboard/applications?status=nonsense&conditions=nonsense'))).toHaveLength(3);
+  });
+
+  it('filters by rate-lock state: an active lock, or none (a cancelled lock counts as none)', async () => {
+    const { data: quote } = await api.POST('/v1/quotes', { body: { amount: 300000, term: 30 } });
+    const { data: held } = await api.POST('/v1/quotes/{quoteId}/lock', { params: { path: { quoteId: quote!.quoteId } }, body: { periodDays: 30, mortgageId: approvedId } });
+    const locked = await admin.get('/dashboard/applications?lock=active');
+    expect(listed(locked)).toEqual([approvedId]);
+    expect(locked.body).toContain(`until ${held!.expiresAt.slice(0, 10)}`);
+    expect(listed(await admin.get('/dashboard/applications?lock=none'))).toEqual([referredSecond, referredFirst]);
+    expect(listed(await admin.get('/dashboard/applications?lock=active&status=referred'))).toEqual([]);
+    expect(listed(await admin.get('/dashboard/applications?lock=nonsense'))).toHaveLength(3);
+    await api.POST('/v1/rate-locks/{lockId}/cancel', { params: { path: { lockId: held!.lockId } } });
+    expect(listed(await admin.get('/dashboard/applications?lock=active'))).toEqual([]);
+    expect(listed(await admin.get('/dashboard/applications?lock=none'))).toEqual([referredSecond, approvedId, referredFirst]);
   });
 
   it('the needs-a-decision queue lists referred applications, the longest waiting first', async () => {

@@ -2,6 +2,7 @@
  * The CRM sync recipe (examples/crm-sync/) against the real service in test mode and a fake CRM
  * HTTP API on 127.0.0.1: deliveries keep the CRM's contacts and deals current; while the sync is
  * down, deliveries fail, and on its return the events feed catches it up; handling twice changes nothing.
+ * The recipe runs on a restricted key that reads applications and the events feed, made through the API.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -23,11 +24,17 @@ let stateDir: string;
 const contacts = new Map<string, Record<string, unknown>>();
 const deals = new Map<string, Record<string, unknown>>();
 let crmWrites = 0;
+let recipeKey: string;
 
 beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
   lender = await app.newAccount('Harbor Lending');
   dispatcher = new WebhookDispatcher(app.ctx).start();
+  // The least the recipe needs: it reads applications and the events feed, nothing else.
+  const { data: key, response } = await lender.test.POST('/v1/api-keys', { body: { name: 'CRM sync', scopes: { applications: 'read', events: 'read' } } });
+  expect(response.status).toBe(201);
+  expect(key).toMatchObject({ role: 'restricted', scopes: { applications: 'read', events: 'read' } });
+  recipeKey = key!.apiKey;
   stateDir = await mkdtemp(path.join(tmpdir(), 'crm-sync-'));
   // The fake CRM: PUT /contacts/{email} and PUT /deals/{mortgageId} upsert JSON records.
   crm = http.createServer((req, res) => {
@@ -63,10 +70,22 @@ async function approvedApplication(name: string, email: string): Promise<string>
 }
 
 describe('the CRM sync recipe', () => {
+  it('runs on a restricted test key that may read applications and events and write nothing', async () => {
+    expect(recipeKey.startsWith('mos_test_')).toBe(true);
+    const recipe = app.clientFor(recipeKey);
+    expect((await recipe.GET('/v1/applications')).response.status).toBe(200);
+    expect((await recipe.GET('/v1/events')).response.status).toBe(200);
+    const write = await recipe.POST('/v1/applications', { body: { applicant: { name: 'Nobody', amount: 1000 }, term: 30 } });
+    expect(write.error).toMatchObject({ code: 'scope_missing', requiredScope: 'applications:write' });
+    const hooks = await recipe.GET('/v1/webhooks');
+    expect(hooks.error).toMatchObject({ code: 'scope_missing', requiredScope: 'webhooks:read' });
+  });
+
   it('follows deliveries, catches up from the events feed after downtime, and is idempotent', async () => {
     const listening = (server: http.Server, port = 0) => new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
     const statePath = path.join(stateDir, 'state.json');
-    const options = { baseUrl: app.baseUrl, apiKey: lender.testKey, crmUrl, statePath, events: ['application.approved'] };
+    // The sync follows what its endpoint chose (application.approved), from deliveries and from the feed.
+    const options = { baseUrl: app.baseUrl, apiKey: recipeKey, crmUrl, statePath, events: ['application.approved'] };
 
     // The endpoint's secret is shown when it is registered, so the port is taken first.
     const first = createCrmSync({ ...options, webhookSecret: 'whsec_' + Buffer.alloc(32).toString('base64') });
@@ -92,8 +111,13 @@ describe('the CRM sync recipe', () => {
     expect(deals.has(b)).toBe(false);
 
     // Back: a fresh process with the same state file reads the feed from its last event.
+    // The feed holds every application event (submitted, approved, conditions…); catch-up reads
+    // only the kinds the endpoint chose, so what it missed is B's approval.
+    const feed = (await lender.test.GET('/v1/events', { params: { query: { limit: 100 } } })).data!.data;
+    const of = (mortgageId: string) => feed.filter((e) => (e.payload as { mortgageId?: string }).mortgageId === mortgageId);
+    expect(of(b).map((e) => e.event)).toContain('application.approved');
     const back = createCrmSync({ ...options, webhookSecret: hook!.secret });
-    expect(await back.catchUp()).toBe(1);
+    expect(await back.catchUp()).toBe(of(b).filter((e) => e.event === 'application.approved').length);
     expect(deals.get(b)).toMatchObject({ stage: 'approved', contactEmail: 'blake@example.test' });
     expect(contacts.get('blake@example.test')).toEqual({ email: 'blake@example.test', name: 'Blake Borrower' });
     expect(await back.catchUp()).toBe(0);
@@ -102,7 +126,7 @@ describe('the CRM sync recipe', () => {
     const snapshot = [structuredClone([...contacts]), structuredClone([...deals])];
     const writes = crmWrites;
     const fresh = createCrmSync({ ...options, statePath: path.join(stateDir, 'fresh.json'), webhookSecret: hook!.secret });
-    expect(await fresh.catchUp()).toBe(2);
+    expect(await fresh.catchUp()).toBe(feed.filter((e) => e.event === 'application.approved').length);
     expect(crmWrites).toBeGreaterThan(writes);
     expect([[...contacts], [...deals]]).toEqual(snapshot);
   });

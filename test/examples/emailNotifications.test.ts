@@ -3,6 +3,7 @@
  * mode: the service delivers application.approved to the recipe's receiver, which verifies it,
  * reads the application through the SDK and mails the applicant through a local SMTP sink
  * (smtp-server on 127.0.0.1). A forged delivery sends nothing; a repeated one sends nothing more.
+ * The recipe runs on a restricted key that only reads applications, made through the API.
  */
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
@@ -28,12 +29,18 @@ let smtp: SMTPServer;
 let notifier: http.Server;
 let notifierUrl: string;
 let secret: string;
+let recipeKey: string;
 const mails: Mail[] = [];
 
 beforeAll(async () => {
   app = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_INTERVAL_MS: '25' } });
   lender = await app.newAccount('Harbor Lending');
   dispatcher = new WebhookDispatcher(app.ctx).start();
+  // The least the recipe needs: it reads applications, nothing else.
+  const { data: key, response } = await lender.test.POST('/v1/api-keys', { body: { name: 'Email notifications', scopes: { applications: 'read' } } });
+  expect(response.status).toBe(201);
+  expect(key).toMatchObject({ role: 'restricted', scopes: { applications: 'read' } });
+  recipeKey = key!.apiKey;
   smtp = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -56,7 +63,7 @@ beforeAll(async () => {
   // The endpoint is registered first (its secret is shown once), then the receiver starts with it.
   notifierUrl = '';
   const placeholder = await new Promise<http.Server>((resolve) => {
-    const server = createNotifier({ baseUrl: app.baseUrl, apiKey: lender.testKey, webhookSecret: `whsec_${Buffer.alloc(32).toString('base64')}`, smtp: { host: '127.0.0.1', port: smtpPort }, from: 'x@example.test' });
+    const server = createNotifier({ baseUrl: app.baseUrl, apiKey: recipeKey, webhookSecret: `whsec_${Buffer.alloc(32).toString('base64')}`, smtp: { host: '127.0.0.1', port: smtpPort }, from: 'x@example.test' });
     server.listen(0, '127.0.0.1', () => resolve(server));
   });
   const port = (placeholder.address() as AddressInfo).port;
@@ -64,7 +71,7 @@ beforeAll(async () => {
   notifierUrl = `http://127.0.0.1:${port}/hooks`;
   const { data: hook } = await lender.test.POST('/v1/webhooks', { body: { url: notifierUrl, events: ['application.approved'], description: 'Email notifications' } });
   secret = hook!.secret;
-  notifier = createNotifier({ baseUrl: app.baseUrl, apiKey: lender.testKey, webhookSecret: secret, smtp: { host: '127.0.0.1', port: smtpPort }, from: 'Mortgage team <mortgages@harbor.test>' });
+  notifier = createNotifier({ baseUrl: app.baseUrl, apiKey: recipeKey, webhookSecret: secret, smtp: { host: '127.0.0.1', port: smtpPort }, from: 'Mortgage team <mortgages@harbor.test>' });
   await new Promise<void>((resolve) => notifier.listen(port, '127.0.0.1', resolve));
 }, 60_000);
 
@@ -76,6 +83,17 @@ afterAll(async () => {
 });
 
 describe('the email notifications recipe', () => {
+  it('runs on a restricted test key that may read applications and nothing more', async () => {
+    expect(recipeKey.startsWith('mos_test_')).toBe(true);
+    const recipe = app.clientFor(recipeKey);
+    expect((await recipe.GET('/v1/applications')).response.status).toBe(200);
+    const events = await recipe.GET('/v1/events');
+    expect(events.response.status).toBe(403);
+    expect(events.error).toMatchObject({ code: 'scope_missing', requiredScope: 'events:read' });
+    const write = await recipe.POST('/v1/applications', { body: { applicant: { name: 'Nobody', amount: 1000 }, term: 30 } });
+    expect(write.error).toMatchObject({ code: 'scope_missing', requiredScope: 'applications:write' });
+  });
+
   it('mails the applicant when the application is approved, once', async () => {
     const approved = testValues().applicants.find((a) => a.outcome === 'approved')!.request as { applicant: Record<string, unknown>; term: number; propertyValue: number };
     const { accountNumber: _n, ...applicant } = approved.applicant;

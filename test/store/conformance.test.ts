@@ -82,6 +82,7 @@ function application(overrides: Partial<ApplicationRecord> = {}): ApplicationRec
     createdAt: T0,
     updatedAt: T0,
     conditions: [],
+    rateLock: null,
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Applications and the underwriter's desk: the list with search (applicant name, email or id) and
- * filters (status, condition state) as GET parameters, the queue of referred applications that
+ * filters (status, condition state, rate-lock state) as GET parameters, the queue of referred applications that
  * need a decision (oldest first), and the detail with the decision and every reason, conditions,
  * documents and bank verifications. The desk's forms (approve or decline with a reason, conditions
  * added, satisfied or waived) are in desk.ts.
@@ -25,6 +25,7 @@ const QUEUE_SIZE = 100;
 const SEARCH_MAX = 200;
 
 const CONDITION_FILTERS = ['open', 'cleared'] as const;
+const LOCK_FILTERS = ['active', 'none'] as const;
 
 /** The list's filters from the query string: anything not one of the known values is ignored. */
 function searchOf(query: Context['query']): ApplicationSearch {
@@ -32,11 +33,12 @@ function searchOf(query: Context['query']): ApplicationSearch {
   const text = one('q').trim().slice(0, SEARCH_MAX);
   const status = one('status');
   const conditions = one('conditions');
+  const lock = one('lock');
   return {
     text: text || undefined,
     status: (APPLICATION_STATUSES as readonly string[]).includes(status) ? (status as ApplicationStatus) : undefined,
     conditions: (CONDITION_FILTERS as readonly string[]).includes(conditions) ? (conditions as ApplicationSearch['conditions']) : undefined,
-    // The rate-lock state filter joins these (the rate locks of issue 29).
+    lock: (LOCK_FILTERS as readonly string[]).includes(lock) ? (lock as ApplicationSearch['lock']) : undefined,
   };
 }
 
@@ -46,6 +48,7 @@ function queryOf(search: ApplicationSearch): string {
   if (search.text) params.set('q', search.text);
   if (search.status) params.set('status', search.status);
   if (search.conditions) params.set('conditions', search.conditions);
+  if (search.lock) params.set('lock', search.lock);
   return params.toString();
 }
 
