@@ -451,7 +451,9 @@ describe('deleteTestData', () => {
     expect(await snapshot(owner.client)).toEqual(liveBefore);
     expect(liveBefore).toMatchObject({ applications: 1, webhooks: 1, formats: 1, documents: 1 });
     // Counted in the database: every live row is still there, and of test only its API keys are left.
-    expect(await rowsOf(owner.accountId)).toEqual(liveRowsBefore);
+    // Except the request log, which records these very reads (written in batches, at any moment).
+    const withoutRequestLog = ({ request_logs: _, ...rows }: Record<string, number>) => rows;
+    expect(withoutRequestLog(await rowsOf(owner.accountId))).toEqual(withoutRequestLog(liveRowsBefore));
     expect(liveRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, webhook_endpoints: 1, export_formats: 1, underwriting_rules: 1 });
     expect(liveRowsBefore.webhook_events).toBeGreaterThanOrEqual(2);
     const testRowsAfter = await rowsOf(`${owner.accountId}.test`);
