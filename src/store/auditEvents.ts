@@ -5,8 +5,8 @@
  * migration's trigger refuses any UPDATE of one.
  */
 import { GENESIS_HASH, type AuditEntry, type ChainAnchor, type ChainHead } from '../domain/audit/chain.ts';
-import { toPage, type Page, type PageRequest } from './pagination.ts';
-import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
+import { filteredPage, type Page, type PageRequest } from './pagination.ts';
+import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
 export interface ChainState {
   head: ChainHead;
@@ -143,25 +143,23 @@ export interface AuditQuery {
 
 /** A page of the environment's entries, newest first (index audit_events_by_account or _by_account_action). */
 export async function listEntries(db: SqlExecutor, query: AuditQuery, page: PageRequest): Promise<Page<AuditEntry>> {
-  let sql = `SELECT ${COLUMNS} FROM audit_events WHERE account_id = ?`;
-  const params: SqlValue[] = [query.accountId];
-  const add = (clause: string, value: string | undefined) => {
-    if (value === undefined) return;
-    sql += ` AND ${clause}`;
-    params.push(value);
-  };
-  if (query.actor === 'cli' || query.actor === 'system') add('actor_type = ?', query.actor);
-  else add('actor_id = ?', query.actor);
-  add('action = ?', query.action);
-  add('target_type = ?', query.targetType);
-  add('target_id = ?', query.targetId);
-  add('occurred_at >= ?', query.createdFrom);
-  add('occurred_at < ?', query.createdTo);
-  add('id < ?', page.afterId);
-  sql += ' ORDER BY id DESC LIMIT ?';
-  params.push(page.limit + 1);
-  const rows = await db.all<EntryRow>(sql, params);
-  return toPage(rows.map(toEntry), page.limit, (e) => e.auditEventId);
+  const byType = query.actor === 'cli' || query.actor === 'system';
+  return filteredPage(
+    db,
+    `SELECT ${COLUMNS} FROM audit_events WHERE account_id = ?`,
+    [query.accountId],
+    [
+      byType ? ['actor_type = ?', query.actor] : ['actor_id = ?', query.actor],
+      ['action = ?', query.action],
+      ['target_type = ?', query.targetType],
+      ['target_id = ?', query.targetId],
+      ['occurred_at >= ?', query.createdFrom],
+      ['occurred_at < ?', query.createdTo],
+    ],
+    page,
+    toEntry,
+    (e) => e.auditEventId,
+  );
 }
 
 /** Up to `limit` entries of the chain after `afterSeq` and up to `upToSeq`, in chain order (what `audit verify` walks). */

@@ -6,9 +6,9 @@
  * Test events (is_test = 1) are samples sent to one endpoint, not events of the account: the
  * feed and recovery leave them out; retention deletes them like the others.
  */
-import { toPage, type Page, type PageRequest } from './pagination.ts';
+import { filteredPage, type Page, type PageRequest } from './pagination.ts';
 import { notifyDispatchers } from './outbox.ts';
-import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
+import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
 export interface EventRecord {
   eventId: string;
@@ -40,28 +40,19 @@ const toRecord = (r: EventRow): EventRecord => ({ eventId: r.id, type: r.type, p
 
 /** A page of the account's events, newest first (indexes webhook_events_by_account and _by_account_type). */
 export async function listEvents(db: SqlExecutor, query: EventQuery, page: PageRequest): Promise<Page<EventRecord>> {
-  let sql = 'SELECT id, type, payload, occurred_at FROM webhook_events WHERE account_id = ? AND is_test = 0 AND occurred_at >= ?';
-  const params: SqlValue[] = [query.accountId, query.keptSince];
-  if (query.type !== undefined) {
-    sql += ' AND type = ?';
-    params.push(query.type);
-  }
-  if (query.createdFrom !== undefined) {
-    sql += ' AND occurred_at >= ?';
-    params.push(query.createdFrom);
-  }
-  if (query.createdTo !== undefined) {
-    sql += ' AND occurred_at < ?';
-    params.push(query.createdTo);
-  }
-  if (page.afterId !== undefined) {
-    sql += ' AND id < ?';
-    params.push(page.afterId);
-  }
-  sql += ' ORDER BY id DESC LIMIT ?';
-  params.push(page.limit + 1);
-  const rows = await db.all<EventRow>(sql, params);
-  return toPage(rows.map(toRecord), page.limit, (e) => e.eventId);
+  return filteredPage(
+    db,
+    'SELECT id, type, payload, occurred_at FROM webhook_events WHERE account_id = ? AND is_test = 0 AND occurred_at >= ?',
+    [query.accountId, query.keptSince],
+    [
+      ['type = ?', query.type],
+      ['occurred_at >= ?', query.createdFrom],
+      ['occurred_at < ?', query.createdTo],
+    ],
+    page,
+    toRecord,
+    (e) => e.eventId,
+  );
 }
 
 /** One event of the account still kept at `keptSince`; test events are not found. */

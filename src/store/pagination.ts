@@ -1,3 +1,5 @@
+import type { SqlExecutor, SqlValue } from './store.ts';
+
 /**
  * Keyset pagination over time-ordered ids: newest first, `WHERE id < :after ORDER BY id DESC`.
  * One more row than asked for is read to know whether a next page exists.
@@ -18,4 +20,31 @@ export function toPage<T>(rows: T[], limit: number, idOf: (row: T) => string): P
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items, lastId: rows.length > limit && last ? idOf(last) : null };
+}
+
+/** A condition that narrows a list when its value is given: `['status = ?', query.status]`. */
+export type OptionalFilter = readonly [clause: string, value: SqlValue | undefined];
+
+/**
+ * A newest-first page of `select` (a SELECT with its WHERE and fixed `params`), narrowed by each
+ * filter whose value is given, after the page's last id: the keyset tail every filtered list shares.
+ */
+export async function filteredPage<R extends object, T>(
+  db: SqlExecutor,
+  select: string,
+  params: readonly SqlValue[],
+  filters: readonly OptionalFilter[],
+  page: PageRequest,
+  toItem: (row: R) => T,
+  idOf: (item: T) => string,
+): Promise<Page<T>> {
+  let sql = select;
+  const values = [...params];
+  for (const [clause, value] of [...filters, ['id < ?', page.afterId] as const]) {
+    if (value === undefined) continue;
+    sql += ` AND ${clause}`;
+    values.push(value);
+  }
+  const rows = await db.all<R>(`${sql} ORDER BY id DESC LIMIT ?`, [...values, page.limit + 1]);
+  return toPage(rows.map(toItem), page.limit, idOf);
 }

@@ -3,7 +3,7 @@
  * answers (never in a request's own transaction), read newest first by account, and pruned after
  * the retention period.
  */
-import { toPage, type Page, type PageRequest } from './pagination.ts';
+import { filteredPage, type Page, type PageRequest } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
 
 export interface RequestLogRecord {
@@ -109,25 +109,23 @@ export async function keyNames(db: SqlExecutor, keyIds: readonly string[]): Prom
 
 /** A page of the account's request log, newest first (index request_logs_by_account). */
 export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, page: PageRequest): Promise<Page<RequestLogRecord>> {
-  let sql = `SELECT ${COLUMNS} FROM request_logs WHERE account_id = ? AND created_at >= ?`;
-  const params: SqlValue[] = [query.accountId, query.keptSince];
-  const where = (clause: string, value: SqlValue | undefined) => {
-    if (value === undefined) return;
-    sql += ` AND ${clause}`;
-    params.push(value);
-  };
-  where('status = ?', query.status);
-  where('status >= ?', query.statusFrom);
-  where('status < ?', query.statusBelow);
-  where('key_id = ?', query.keyId);
-  where('operation_id = ?', query.operationId);
-  where('created_at >= ?', query.createdFrom);
-  where('created_at < ?', query.createdTo);
-  where('id < ?', page.afterId);
-  sql += ' ORDER BY id DESC LIMIT ?';
-  params.push(page.limit + 1);
-  const rows = await db.all<RequestLogRow>(sql, params);
-  return toPage(rows.map(toRecord), page.limit, (r) => r.id);
+  return filteredPage(
+    db,
+    `SELECT ${COLUMNS} FROM request_logs WHERE account_id = ? AND created_at >= ?`,
+    [query.accountId, query.keptSince],
+    [
+      ['status = ?', query.status],
+      ['status >= ?', query.statusFrom],
+      ['status < ?', query.statusBelow],
+      ['key_id = ?', query.keyId],
+      ['operation_id = ?', query.operationId],
+      ['created_at >= ?', query.createdFrom],
+      ['created_at < ?', query.createdTo],
+    ],
+    page,
+    toRecord,
+    (r) => r.id,
+  );
 }
 
 /** The newest entry of the account with this request id still kept at `keptSince`. */
