@@ -4,7 +4,7 @@
  */
 import type { OperationHandlers } from '../contract/handlers.ts';
 import { decodeCursor, listBody } from '../http/pagination.ts';
-import { getRequestLog, listRequestLogs } from '../services/requestLogs.ts';
+import { getRequestLog, isRequestLogEntryId, listRequestLogs } from '../services/requestLogs.ts';
 
 export const requestLogOperations = {
   listRequestLogs: async ({ query }, ctx) => {
@@ -19,7 +19,7 @@ export const requestLogOperations = {
         createdFrom: query.createdFrom,
         createdTo: query.createdTo,
       },
-      { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, 'rlg') },
+      { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, isRequestLogEntryId) },
     );
     return { status: 200, body: listBody(page) };
   },

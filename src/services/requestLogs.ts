@@ -8,14 +8,15 @@ import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
-import { newId } from '../ids.ts';
+import { isId, newId } from '../ids.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import {
   findRequestLog,
-  insertRequestLogs,
+  insertRequestLogBatch,
   keyNames,
   listRequestLogs as listRequestLogRecords,
   pruneRequestLogsBefore,
+  REQUEST_LOG_BATCH_ENTRIES,
   type RequestLogEntry,
   type RequestLogRecord,
 } from '../store/requestLogs.ts';
@@ -26,10 +27,14 @@ type Problem = components['schemas']['Problem'];
 
 const DAY_MS = 24 * 3_600_000;
 
-/** Entries the buffer holds at most; when it is full the oldest are dropped (and counted). */
-const REQUEST_LOG_BUFFER_LIMIT = 10_000;
-/** A flush is started as soon as this many entries wait. */
-const FLUSH_BATCH = 500;
+/** Entries the buffer holds at most (about 10 MB); when it is full the oldest are dropped (and counted). */
+const REQUEST_LOG_BUFFER_LIMIT = 50_000;
+/**
+ * A flush is started as soon as this many entries wait: each flush is a transaction and, on the
+ * embedded engine, a durable journal write, so under load fewer and larger ones cost less per
+ * request (a flush of 500 cost 2 µs of a quote's 60, issue 28's bench).
+ */
+const FLUSH_BATCH = 2_000;
 /** And at least this often while any wait. */
 const FLUSH_INTERVAL_MS = 1_000;
 
@@ -113,19 +118,31 @@ export function requestLogRecorder(ctx: AppContext): RequestLogRecorder {
   };
 }
 
-/** Writes a batch in one transaction, with each key's name as it is now. */
-async function writeRequestLogs(ctx: AppContext, batch: readonly RequestLogEntry[]): Promise<void> {
-  if (batch.length === 0) return;
+/** Writes the entries in one transaction, a batch row per environment (per REQUEST_LOG_BATCH_ENTRIES), with each key's name as it is now. */
+async function writeRequestLogs(ctx: AppContext, entries: readonly RequestLogEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const byEnvironment = new Map<string, RequestLogEntry[]>();
+  for (const entry of entries) {
+    const same = byEnvironment.get(entry.accountId);
+    if (same) same.push(entry);
+    else byEnvironment.set(entry.accountId, [entry]);
+  }
   await ctx.store.transaction(async (tx) => {
-    const names = await keyNames(tx, [...new Set(batch.map((e) => e.keyId))]);
-    const records: RequestLogRecord[] = batch.map(({ arrivedAt, ...entry }) => ({
-      ...entry,
-      id: newId('rlg', arrivedAt),
-      keyName: names.get(entry.keyId) ?? null,
-      createdAt: new Date(arrivedAt).toISOString(),
-    }));
-    await insertRequestLogs(tx, records);
+    const names = await keyNames(tx, [...new Set(entries.map((e) => e.keyId))]);
+    for (const [accountId, recorded] of byEnvironment) {
+      for (let start = 0; start < recorded.length; start += REQUEST_LOG_BATCH_ENTRIES) {
+        const batch = recorded.slice(start, start + REQUEST_LOG_BATCH_ENTRIES);
+        const keyIds = new Set(batch.map((e) => e.keyId));
+        const batchNames = new Map([...names].filter(([keyId]) => keyIds.has(keyId)));
+        await insertRequestLogBatch(tx, { id: newId('rlg'), accountId, entries: batch, keyNames: batchNames });
+      }
+    }
   });
+}
+
+/** Whether `value` is a request log entry's id (a cursor's): its batch's id, a dot and four digits. */
+export function isRequestLogEntryId(value: string): boolean {
+  return /^[a-z]+-[0-9a-z]{26}\.\d{4}$/.test(value) && isId('rlg', value.slice(0, -5));
 }
 
 /** The oldest moment whose entries are still kept at `now`. */
@@ -167,7 +184,6 @@ export interface RequestLogFilter {
 /** The environment's request log, newest first, within the retention period. */
 export async function listRequestLogs(ctx: AppContext, accountId: string, filter: RequestLogFilter, page: PageRequest): Promise<Page<RequestLog>> {
   const { createdFrom, createdTo } = createdRangeOrRefuse(filter);
-  const classFrom = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100;
   const found = await ctx.store.read((db) =>
     listRequestLogRecords(
       db,
@@ -175,8 +191,7 @@ export async function listRequestLogs(ctx: AppContext, accountId: string, filter
         accountId,
         keptSince: retentionCutoff(ctx),
         status: filter.status,
-        statusFrom: classFrom,
-        statusBelow: classFrom === undefined ? undefined : classFrom + 100,
+        statusClass: filter.statusClass === undefined ? undefined : (Number(filter.statusClass[0]) as 2 | 3 | 4 | 5),
         keyId: filter.keyId,
         operationId: filter.operationId,
         createdFrom,
@@ -201,16 +216,16 @@ export async function getRequestLog(ctx: AppContext, accountId: string, requestI
 
 /** How often entries past retention are deleted. */
 export const REQUEST_LOG_PRUNE_INTERVAL_MS = 60 * 60 * 1000;
-/** Entries deleted per transaction, so the store is never held for long. */
-const PRUNE_BATCH = 1000;
+/** Batch rows (up to REQUEST_LOG_BATCH_ENTRIES entries each) deleted per transaction, so the store is never held for long. */
+const PRUNE_BATCH = 20;
 
 /** One run of the retention sweep, exactly as the background task runs it: how many entries it deleted. */
 export async function pruneExpiredRequestLogs(ctx: AppContext): Promise<number> {
   const cutoff = retentionCutoff(ctx);
   let deleted = 0;
   for (;;) {
-    const taken = await ctx.store.transaction((tx) => pruneRequestLogsBefore(tx, cutoff, PRUNE_BATCH));
-    deleted += taken;
-    if (taken < PRUNE_BATCH) return deleted;
+    const { entries, more } = await ctx.store.transaction((tx) => pruneRequestLogsBefore(tx, cutoff, PRUNE_BATCH));
+    deleted += entries;
+    if (!more) return deleted;
   }
 }

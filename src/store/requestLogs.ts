@@ -1,13 +1,21 @@
 /**
- * The request log: one row per /v1 request a key of an account made, written in batches after the
- * answers (never in a request's own transaction), read newest first by account, and pruned after
- * the retention period.
+ * The request log, stored as batches: one row per environment per flush (up to
+ * REQUEST_LOG_BATCH_ENTRIES entries), the entries a compact JSON array in the row, beside the sets
+ * of request ids, statuses, keys and operations the batch holds. A row per request cost the
+ * embedded engine about a third of a quote's own work (four b-trees, fifteen bound values and a
+ * journal record each, issue 28's bench); a batch costs one row for hundreds of requests, and the
+ * sets of statuses, keys and operations (and, for a request id, the entries' text itself) let a
+ * filtered read skip the batches that cannot match without decoding them.
+ *
+ * An entry's id is its batch's id (a time-ordered `rlg_…` id made at the flush) and its place in
+ * the batch, four digits: ids sort as the entries were recorded, so the newest-first keyset paging
+ * of every other list applies (a cursor names an entry; the batches at or before it are read).
  */
-import { filteredPage, type Page, type PageRequest } from './pagination.ts';
+import { toPage, type Page, type PageRequest } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
 
 export interface RequestLogRecord {
-  /** The row's own time-ordered id (`rlg-…`): request ids are the callers' and may repeat. */
+  /** The entry's id: its batch's id, a dot and its place in the batch (`rlg_….0042`). */
   id: string;
   /** The environment the key acts in (the account's id, or its test environment's). */
   accountId: string;
@@ -27,77 +35,75 @@ export interface RequestLogRecord {
   createdAt: string;
 }
 
-export interface RequestLogQuery {
-  accountId: string;
-  /** The retention cutoff: older rows are not shown even before they are pruned (ISO 8601 UTC). */
-  keptSince: string;
-  status?: number | undefined;
-  /** Inclusive lower and exclusive upper bound on the status (a status class: 400 to 500). */
-  statusFrom?: number | undefined;
-  statusBelow?: number | undefined;
-  keyId?: string | undefined;
-  operationId?: string | undefined;
-  createdFrom?: string | undefined;
-  createdTo?: string | undefined;
-}
+/** What the edge records of a request after answering it: the entry before its batch is known. */
+export type RequestLogEntry = Omit<RequestLogRecord, 'id' | 'keyName' | 'createdAt'> & {
+  /** When the request arrived, in milliseconds since the epoch. */
+  arrivedAt: number;
+};
 
-interface RequestLogRow {
+/** Entries one batch row holds at most: its id's four digits, and a row a read decodes in about a millisecond. */
+export const REQUEST_LOG_BATCH_ENTRIES = 1000;
+
+export interface RequestLogBatch {
+  /** A new time-ordered id (`rlg_…`), later than every batch this process wrote before. */
   id: string;
-  account_id: string;
-  request_id: string;
-  key_id: string;
-  key_name: string | null;
-  method: string;
-  operation_id: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  client_address: string;
-  idempotency_key: string | null;
-  idempotent_replayed: number;
-  problem: string | null;
-  created_at: string;
+  accountId: string;
+  /** Entries of this environment in the order they were recorded; at most REQUEST_LOG_BATCH_ENTRIES. */
+  entries: readonly RequestLogEntry[];
+  /** The names of the entries' keys now (keys that are gone are left out). */
+  keyNames: ReadonlyMap<string, string>;
 }
 
-const COLUMNS =
-  'id, account_id, request_id, key_id, key_name, method, operation_id, path, status, latency_ms, client_address, idempotency_key, idempotent_replayed, problem, created_at';
-const COLUMN_COUNT = 15;
+/** An entry as the batch's JSON holds it: positions, not keys (a third of the bytes). */
+type StoredEntry = [
+  requestId: string,
+  keyId: string,
+  method: string,
+  operationId: string,
+  path: string,
+  status: number,
+  latencyMs: number,
+  clientAddress: string,
+  idempotencyKey: string | null,
+  idempotentReplayed: 0 | 1,
+  problem: string | null,
+  arrivedAt: number,
+];
 
-const toRecord = (r: RequestLogRow): RequestLogRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  requestId: r.request_id,
-  keyId: r.key_id,
-  keyName: r.key_name,
-  method: r.method,
-  operationId: r.operation_id,
-  path: r.path,
-  status: Number(r.status),
-  latencyMs: Number(r.latency_ms),
-  clientAddress: r.client_address,
-  idempotencyKey: r.idempotency_key,
-  idempotentReplayed: Number(r.idempotent_replayed) === 1,
-  problem: r.problem,
-  createdAt: r.created_at,
-});
+/** A set as a batch row holds it, `|a|b|`, so that `LIKE '%|a|%'` asks whether it holds `a` (on either engine). */
+const setText = (values: Iterable<string | number>): string => `|${[...new Set(values)].join('|')}|`;
 
-/** Rows per INSERT statement (1,500 parameters): well under either engine's limit on bound parameters; fewer statements cost less per row. */
-const ROWS_PER_STATEMENT = 100;
+const ISO = (ms: number) => new Date(ms).toISOString();
 
-/** Writes a batch of entries, a multi-row INSERT per 100. */
-export async function insertRequestLogs(tx: Tx, records: readonly RequestLogRecord[]): Promise<void> {
-  for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
-    const chunk = records.slice(start, start + ROWS_PER_STATEMENT);
-    const marks = chunk.map(() => `(${Array(COLUMN_COUNT).fill('?').join(', ')})`).join(', ');
-    const params: SqlValue[] = [];
-    for (const r of chunk) {
-      params.push(
-        r.id, r.accountId, r.requestId, r.keyId, r.keyName, r.method, r.operationId, r.path, r.status, r.latencyMs,
-        r.clientAddress, r.idempotencyKey, r.idempotentReplayed ? 1 : 0, r.problem, r.createdAt,
-      );
-    }
-    await tx.run(`INSERT INTO request_logs (${COLUMNS}) VALUES ${marks}`, params);
+/** Writes one batch: a single row however many entries it holds. */
+export async function insertRequestLogBatch(tx: Tx, batch: RequestLogBatch): Promise<void> {
+  const { entries } = batch;
+  if (entries.length === 0) return;
+  if (entries.length > REQUEST_LOG_BATCH_ENTRIES) throw new Error(`a request log batch holds at most ${REQUEST_LOG_BATCH_ENTRIES} entries`);
+  let firstAt = Infinity;
+  let lastAt = -Infinity;
+  const stored: StoredEntry[] = [];
+  for (const e of entries) {
+    firstAt = Math.min(firstAt, e.arrivedAt);
+    lastAt = Math.max(lastAt, e.arrivedAt);
+    stored.push([e.requestId, e.keyId, e.method, e.operationId, e.path, e.status, e.latencyMs, e.clientAddress, e.idempotencyKey, e.idempotentReplayed ? 1 : 0, e.problem, e.arrivedAt]);
   }
+  await tx.run(
+    `INSERT INTO request_log_batches (id, account_id, first_at, last_at, entry_count, statuses, key_ids, operation_ids, key_names, entries)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      batch.id,
+      batch.accountId,
+      ISO(firstAt),
+      ISO(lastAt),
+      entries.length,
+      setText(entries.map((e) => e.status)),
+      setText(entries.map((e) => e.keyId)),
+      setText(entries.map((e) => e.operationId)),
+      JSON.stringify([...batch.keyNames]),
+      JSON.stringify(stored),
+    ],
+  );
 }
 
 /** The names of these keys now, by key id (keys that are gone are left out). */
@@ -107,53 +113,145 @@ export async function keyNames(db: SqlExecutor, keyIds: readonly string[]): Prom
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
-/** A page of the account's request log, newest first (index request_logs_by_account). */
-export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, page: PageRequest): Promise<Page<RequestLogRecord>> {
-  return filteredPage(
-    db,
-    `SELECT ${COLUMNS} FROM request_logs WHERE account_id = ? AND created_at >= ?`,
-    [query.accountId, query.keptSince],
-    [
-      ['status = ?', query.status],
-      ['status >= ?', query.statusFrom],
-      ['status < ?', query.statusBelow],
-      ['key_id = ?', query.keyId],
-      ['operation_id = ?', query.operationId],
-      ['created_at >= ?', query.createdFrom],
-      ['created_at < ?', query.createdTo],
-    ],
-    page,
-    toRecord,
-    (r) => r.id,
-  );
+export interface RequestLogQuery {
+  accountId: string;
+  /** The retention cutoff: older entries are not shown even before they are pruned (ISO 8601 UTC). */
+  keptSince: string;
+  status?: number | undefined;
+  /** The first digit of the statuses to keep (4: 400 to 499). */
+  statusClass?: 2 | 3 | 4 | 5 | undefined;
+  keyId?: string | undefined;
+  operationId?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+  requestId?: string | undefined;
 }
 
-/** The newest entry of the account with this request id still kept at `keptSince`. */
+interface BatchRow {
+  id: string;
+  key_names: string;
+  entries: string;
+}
+
+/** Batch rows read per statement while a page fills: most pages need one or two. */
+const BATCHES_PER_READ = 4;
+
+/** Entries per digit of the id's place: the batch limit fits in four. */
+const entryId = (batchId: string, place: number) => `${batchId}.${String(place).padStart(4, '0')}`;
+
+/** The batch part of an entry id (a cursor); an id without one is compared whole. */
+const batchIdOf = (id: string) => {
+  const dot = id.lastIndexOf('.');
+  return dot < 0 ? id : id.slice(0, dot);
+};
+
+/**
+ * The entries of the environment that `query` selects, newest first, after `page.afterId`: the
+ * batch rows that may hold one (their sets and times say so) are read newest first, a few at a
+ * time, and decoded until the page (and one more, to know a next page exists) is full.
+ */
+export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, page: PageRequest): Promise<Page<RequestLogRecord>> {
+  const keptSince = Date.parse(query.keptSince);
+  const from = query.createdFrom === undefined ? -Infinity : Date.parse(query.createdFrom);
+  const to = query.createdTo === undefined ? Infinity : Date.parse(query.createdTo);
+  const classDigit = query.statusClass === undefined ? undefined : String(query.statusClass);
+  const matches = (e: StoredEntry) =>
+    e[11] >= keptSince &&
+    e[11] >= from &&
+    e[11] < to &&
+    (query.status === undefined || e[5] === query.status) &&
+    (classDigit === undefined || String(e[5])[0] === classDigit) &&
+    (query.keyId === undefined || e[1] === query.keyId) &&
+    (query.operationId === undefined || e[3] === query.operationId) &&
+    (query.requestId === undefined || e[0] === query.requestId);
+
+  let sql = 'SELECT id, key_names, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?';
+  const params: SqlValue[] = [query.accountId, query.keptSince];
+  // A batch whose set lacks the value holds no entry to show ('_' and '%' in a value only widen the
+  // match); a request id is looked for as a JSON string in the entries (ids hold no quote or backslash).
+  if (query.requestId !== undefined) {
+    sql += ' AND entries LIKE ?';
+    params.push(`%${JSON.stringify(query.requestId)}%`);
+  }
+  for (const [column, value] of [
+    ['statuses', query.status],
+    ['statuses', classDigit === undefined ? undefined : `${classDigit}__`],
+    ['key_ids', query.keyId],
+    ['operation_ids', query.operationId],
+  ] as const) {
+    if (value === undefined) continue;
+    sql += ` AND ${column} LIKE ?`;
+    params.push(`%|${value}|%`);
+  }
+  if (query.createdFrom !== undefined) {
+    sql += ' AND last_at >= ?';
+    params.push(query.createdFrom);
+  }
+  if (query.createdTo !== undefined) {
+    sql += ' AND first_at < ?';
+    params.push(query.createdTo);
+  }
+
+  const found: RequestLogRecord[] = [];
+  let before = page.afterId === undefined ? undefined : batchIdOf(page.afterId);
+  let inclusive = true; // the cursor's own batch holds entries older than the cursor
+  while (found.length <= page.limit) {
+    const bound = before === undefined ? '' : ` AND id ${inclusive ? '<=' : '<'} ?`;
+    const rows = await db.all<BatchRow>(`${sql}${bound} ORDER BY id DESC LIMIT ?`, [...params, ...(before === undefined ? [] : [before]), BATCHES_PER_READ]);
+    for (const row of rows) {
+      const names = new Map(JSON.parse(row.key_names) as Array<[string, string]>);
+      const entries = JSON.parse(row.entries) as StoredEntry[];
+      for (let place = entries.length - 1; place >= 0 && found.length <= page.limit; place--) {
+        const e = entries[place]!;
+        const id = entryId(row.id, place);
+        if ((page.afterId === undefined || id < page.afterId) && matches(e)) found.push(toRecord(query.accountId, id, e, names));
+      }
+    }
+    if (rows.length < BATCHES_PER_READ) break;
+    before = rows.at(-1)!.id;
+    inclusive = false;
+  }
+  return toPage(found, page.limit, (r) => r.id);
+}
+
+function toRecord(accountId: string, id: string, e: StoredEntry, names: ReadonlyMap<string, string>): RequestLogRecord {
+  return {
+    id,
+    accountId,
+    requestId: e[0],
+    keyId: e[1],
+    keyName: names.get(e[1]) ?? null,
+    method: e[2],
+    operationId: e[3],
+    path: e[4],
+    status: e[5],
+    latencyMs: e[6],
+    clientAddress: e[7],
+    idempotencyKey: e[8],
+    idempotentReplayed: e[9] === 1,
+    problem: e[10],
+    createdAt: ISO(e[11]),
+  };
+}
+
+/** The newest entry of the environment with this request id still kept at `keptSince`. */
 export async function findRequestLog(db: SqlExecutor, accountId: string, requestId: string, keptSince: string): Promise<RequestLogRecord | undefined> {
-  const row = await db.get<RequestLogRow>(
-    `SELECT ${COLUMNS} FROM request_logs WHERE account_id = ? AND request_id = ? AND created_at >= ? ORDER BY id DESC LIMIT 1`,
-    [accountId, requestId, keptSince],
-  );
-  return row && toRecord(row);
+  const { items } = await listRequestLogs(db, { accountId, keptSince, requestId }, { limit: 1 });
+  return items[0];
 }
 
 /**
- * Deletes up to `limit` entries older than `cutoff`; returns how many (fewer than `limit`: nothing
- * older is left). On PostgreSQL, rows another instance is pruning right now are skipped.
+ * Deletes up to `limit` batches whose every entry is older than `cutoff` and returns how many
+ * entries they held, and whether more are left. On PostgreSQL, batches another instance is
+ * pruning right now are skipped.
  */
-export async function pruneRequestLogsBefore(tx: Tx, cutoff: string, limit: number): Promise<number> {
-  const rows = await tx.all<{ id: string }>(`SELECT id FROM request_logs WHERE created_at < ? ORDER BY created_at LIMIT ?${forUpdate(tx, 'SKIP LOCKED')}`, [
-    cutoff,
-    limit,
-  ]);
-  if (rows.length === 0) return 0;
+export async function pruneRequestLogsBefore(tx: Tx, cutoff: string, limit: number): Promise<{ entries: number; more: boolean }> {
+  const rows = await tx.all<{ id: string; entry_count: number }>(
+    `SELECT id, entry_count FROM request_log_batches WHERE last_at < ? ORDER BY last_at LIMIT ?${forUpdate(tx, 'SKIP LOCKED')}`,
+    [cutoff, limit],
+  );
+  if (rows.length === 0) return { entries: 0, more: false };
   const ids = rows.map((r) => r.id);
-  await tx.run(`DELETE FROM request_logs WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-  return rows.length;
+  await tx.run(`DELETE FROM request_log_batches WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+  return { entries: rows.reduce((sum, r) => sum + Number(r.entry_count), 0), more: rows.length === limit };
 }
-
-/** What the edge records of a request after answering it: the row before its id and key name are known. */
-export type RequestLogEntry = Omit<RequestLogRecord, 'id' | 'keyName' | 'createdAt'> & {
-  /** When the request arrived, in milliseconds since the epoch (made ISO 8601 when written). */
-  arrivedAt: number;
-};

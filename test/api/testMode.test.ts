@@ -452,14 +452,14 @@ describe('deleteTestData', () => {
     expect(liveBefore).toMatchObject({ applications: 1, webhooks: 1, formats: 1, documents: 1 });
     // Counted in the database: every live row is still there, and of test only its API keys are left.
     // Except the request log, which records these very reads (written in batches, at any moment).
-    const withoutRequestLog = ({ request_logs: _, ...rows }: Record<string, number>) => rows;
+    const withoutRequestLog = ({ request_log_batches: _, ...rows }: Record<string, number>) => rows;
     expect(withoutRequestLog(await rowsOf(owner.accountId))).toEqual(withoutRequestLog(liveRowsBefore));
     expect(liveRowsBefore).toMatchObject({ quotes: 1, applications: 1, documents: 1, webhook_endpoints: 1, export_formats: 1, underwriting_rules: 1 });
     expect(liveRowsBefore.webhook_events).toBeGreaterThanOrEqual(2);
     const testRowsAfter = await rowsOf(`${owner.accountId}.test`);
     // The audit log is no test data: it keeps what happened, the deletion included (test/api/audit.test.ts).
     // The request log stays too: it records the calls (this DELETE among them), not test data, and ages out with REQUEST_LOG_RETENTION_DAYS.
-    const kept = new Set(['api_keys', 'audit_events', 'audit_chains', 'request_logs']);
+    const kept = new Set(['api_keys', 'audit_events', 'audit_chains', 'request_log_batches']);
     expect(Object.entries(testRowsAfter).filter(([table, n]) => n > 0 && !kept.has(table))).toEqual([]);
     expect(testRowsAfter.audit_events).toBe(testRowsBefore.audit_events! + 1);
     expect(testRowsAfter.api_keys).toBe(testRowsBefore.api_keys);

@@ -6,8 +6,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
-import { isId } from '../../ids.ts';
-import { getRequestLog, listRequestLogs, type RequestLogFilter } from '../../services/requestLogs.ts';
+import { getRequestLog, isRequestLogEntryId, listRequestLogs, type RequestLogFilter } from '../../services/requestLogs.ts';
 import { accountOf, redirect, requireRoleFor } from '../page.ts';
 import { render } from '../render.ts';
 
@@ -48,7 +47,7 @@ export function requestLogRoutes(router: Router, ctx: AppContext): void {
     const requestId = typeof koa.query.requestId === 'string' ? koa.query.requestId.trim() : '';
     if (requestId && REQUEST_ID.test(requestId)) return redirect(koa, `/dashboard/request-logs/${encodeURIComponent(requestId)}`);
     const filters = filtersOf(koa);
-    const after = typeof koa.query.after === 'string' && isId('rlg', koa.query.after) ? koa.query.after : undefined;
+    const after = typeof koa.query.after === 'string' && isRequestLogEntryId(koa.query.after) ? koa.query.after : undefined;
     const page = await listRequestLogs(
       ctx,
       accountOf(session),

@@ -117,6 +117,12 @@ function applyPostgresText(schema: Schema, migration: Migration): void {
       schema[addColumn[1]!]!.push(addColumn[2]!);
       continue;
     }
+    const drop = /^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\w+)\s*$/i.exec(statement);
+    if (drop) {
+      expect(schema[drop[1]!], `${migration.file} drops a table no earlier step made`).toBeDefined();
+      delete schema[drop[1]!];
+      continue;
+    }
     // Anything else that could change tables or columns would escape this reading of the text
     // (dropping or adding a constraint changes neither: 016 widens a CHECK that way).
     expect(statement, `${migration.file}: a statement this test does not read`).not.toMatch(/^(ALTER\s+TABLE\s+\w+\s+(DROP(?!\s+CONSTRAINT)|RENAME)|DROP\s+TABLE|CREATE\s+(TEMP\w*\s+)?VIEW)/i);
