@@ -346,7 +346,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const metricsPortText = env.METRICS_PORT?.trim() || null;
   const metricsPort = metricsPortText === null ? null : Number(metricsPortText);
   if (metricsPort !== null && !(/^\d{1,5}$/.test(metricsPortText!) && metricsPort <= 65535)) problems.push(`METRICS_PORT must be a port number from 0 to 65535, got "${env.METRICS_PORT}"`);
-  const telemetry: TelemetryConfig = { metricsPort, metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1', ...tracingConfig(env) };
+  const telemetry: TelemetryConfig = { metricsPort, metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1', ...tracingConfig(env, problems) };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -374,10 +374,19 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   };
 }
 
+/** The OTLP protocols the traces exporter speaks (src/observability/tracingSdk.ts). */
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
+
 /** Whether traces are exported, and the OTEL_* variables as read (handed to the OpenTelemetry SDK). */
-function tracingConfig(env: Env): Pick<TelemetryConfig, 'tracing' | 'otel'> {
+function tracingConfig(env: Env, problems: string[]): Pick<TelemetryConfig, 'tracing' | 'otel'> {
   const otel: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (name.startsWith('OTEL_') && value !== undefined && value.trim() !== '') otel[name] = value.trim();
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) {
+    const protocol = otel[name];
+    if (protocol !== undefined && !OTLP_PROTOCOLS.includes(protocol.toLowerCase())) {
+      problems.push(`${name} must be ${OTLP_PROTOCOLS.join(' or ')} (grpc is not supported), got "${protocol}"`);
+    }
+  }
   const exporter = otel.OTEL_TRACES_EXPORTER?.toLowerCase();
   const tracing =
     otel.OTEL_SDK_DISABLED?.toLowerCase() !== 'true' &&

@@ -1,15 +1,16 @@
 /**
  * Starts the OpenTelemetry Node SDK for the process (main.ts, when the configuration turns tracing
  * on): the AsyncLocalStorage context manager, the W3C propagator, and spans exported over OTLP/HTTP
- * (JSON) in batches. Imported only when tracing is on, so a service without it loads none of the SDK.
+ * (protobuf, or JSON when OTEL_EXPORTER_OTLP_PROTOCOL says so) in batches. Imported only when tracing is on, so a service without it loads none of the SDK.
  *
  * The OTEL_* values come from the configuration (src/config.ts reads the environment once): the
  * exporter's endpoint and headers, the sampler and the service name are passed in explicitly. The
  * SDK also reads a few variables of its own from the process environment (OTEL_RESOURCE_ATTRIBUTES,
  * OTEL_BSP_*, OTEL_ATTRIBUTE_* limits) — the same environment config.ts read; see docs/operators/tracing.md.
  */
-import { trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AlwaysOffSampler, AlwaysOnSampler, ConsoleSpanExporter, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Tracer } from '@opentelemetry/api';
@@ -52,12 +53,23 @@ export function tracesEndpoint(otel: Record<string, string>): string {
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
+/**
+ * The OTLP protocol of the traces exporter: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+ * OTEL_EXPORTER_OTLP_PROTOCOL, else `http/protobuf` (the specification's default; it also costs
+ * the service less CPU per span than JSON, issue 28's bench). config.ts refuses any other value.
+ */
+export function tracesProtocol(otel: Record<string, string>): 'http/protobuf' | 'http/json' {
+  const named = (otel.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? otel.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').toLowerCase();
+  return named === 'http/json' ? 'http/json' : 'http/protobuf';
+}
+
 function exporterFrom(otel: Record<string, string>): SpanExporter {
   if ((otel.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase().split(',').map((s) => s.trim()).includes('console')) return new ConsoleSpanExporter();
-  return new OTLPTraceExporter({
+  const options = {
     url: tracesEndpoint(otel),
     headers: { ...parseHeaders(otel.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(otel.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
-  });
+  };
+  return tracesProtocol(otel) === 'http/json' ? new OTLPJsonTraceExporter(options) : new OTLPProtobufTraceExporter(options);
 }
 
 export interface StartedTracing {
@@ -78,5 +90,14 @@ export function startTracing(otel: Record<string, string>): StartedTracing {
     logRecordProcessors: [],
   });
   sdk.start();
-  return { tracer: trace.getTracer('mortgage-origination'), shutdown: () => sdk.shutdown() };
+  return {
+    tracer: trace.getTracer('mortgage-origination'),
+    async shutdown() {
+      await sdk.shutdown();
+      // The SDK leaves its providers registered in the API's globals: freed, a later start (a test's) can register its own.
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
 }

@@ -197,21 +197,80 @@ describe('bank partner calls', () => {
   });
 });
 
+/** The fields of one protobuf message (wire format): field number → its values (varints as numbers, length-delimited as bytes). */
+function protobufFields(bytes: Buffer): Map<number, Array<number | Buffer>> {
+  const fields = new Map<number, Array<number | Buffer>>();
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[at++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < bytes.length) {
+    const key = varint();
+    const [field, wire] = [Math.floor(key / 8), key % 8];
+    let value: number | Buffer;
+    if (wire === 0) value = varint();
+    else if (wire === 2) {
+      const length = varint();
+      value = bytes.subarray(at, at + length);
+      at += length;
+    } else if (wire === 1 || wire === 5) {
+      value = bytes.subarray(at, at + (wire === 1 ? 8 : 4)).length;
+      at += wire === 1 ? 8 : 4;
+    } else throw new Error(`wire type ${wire} in an OTLP message`);
+    fields.set(field, [...(fields.get(field) ?? []), value]);
+  }
+  return fields;
+}
+
+interface ExportedSpan {
+  name: string;
+  traceId: string;
+  parentSpanId?: string | undefined;
+}
+
+/** The spans of an ExportTraceServiceRequest: resource_spans (1) → scope_spans (2) → spans (2) with trace_id (1), parent_span_id (4) and name (5). */
+function protobufSpans(body: Buffer): ExportedSpan[] {
+  const nested = (message: Buffer, field: number) => (protobufFields(message).get(field) ?? []) as Buffer[];
+  return nested(body, 1).flatMap((resource) =>
+    nested(resource, 2).flatMap((scope) =>
+      nested(scope, 2).map((span) => {
+        const f = protobufFields(span);
+        const parent = f.get(4)?.[0] as Buffer | undefined;
+        return { name: (f.get(5)![0] as Buffer).toString('utf8'), traceId: (f.get(1)![0] as Buffer).toString('hex'), parentSpanId: parent?.length ? parent.toString('hex') : undefined };
+      }),
+    ),
+  );
+}
+
+function jsonSpans(body: Buffer): ExportedSpan[] {
+  return (JSON.parse(body.toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: ExportedSpan[] }> }> }).resourceSpans.flatMap((r) =>
+    r.scopeSpans.flatMap((s) => s.spans),
+  );
+}
+
 describe('the OpenTelemetry SDK exporting to an OTLP/HTTP receiver', () => {
-  it('sends the request\'s spans, with the service name, to OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
-    const bodies: Array<{ path: string; contentType: string; body: string }> = [];
+  it.each([
+    ['http/protobuf, the default', {}, /^application\/x-protobuf/, protobufSpans],
+    ['http/json, as OTEL_EXPORTER_OTLP_PROTOCOL asks', { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, /^application\/json/, jsonSpans],
+  ] as const)("sends the request's spans, with the service name, to OTEL_EXPORTER_OTLP_ENDPOINT over %s", async (_, protocol, contentType, spansOf) => {
+    const bodies: Array<{ path: string; contentType: string; body: Buffer }> = [];
     const collector = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        bodies.push({ path: req.url ?? '', contentType: String(req.headers['content-type']), body: Buffer.concat(chunks).toString('utf8') });
+        bodies.push({ path: req.url ?? '', contentType: String(req.headers['content-type']), body: Buffer.concat(chunks) });
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
     collector.listen(0, '127.0.0.1');
     await once(collector, 'listening');
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-    const sdk = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'mos-under-test', OTEL_TRACES_SAMPLER: 'always_on' });
+    const sdk = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'mos-under-test', OTEL_TRACES_SAMPLER: 'always_on', ...protocol });
     const app = await startTestApp({ tracer: sdk.tracer });
     try {
       const account = await app.newAccount();
@@ -222,18 +281,14 @@ describe('the OpenTelemetry SDK exporting to an OTLP/HTTP receiver', () => {
       // Traces only: no OTLP metrics or logs are sent to the collector.
       expect(bodies.filter((b) => b.path !== '/v1/traces')).toEqual([]);
       expect(received.length).toBeGreaterThan(0);
-      expect(received[0]!.contentType).toMatch(/^application\/json/);
-      const text = received.map((b) => b.body).join('\n');
-      expect(text).toContain('"mos-under-test"');
-      const spans = received.flatMap((b) =>
-        (JSON.parse(b.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; parentSpanId?: string }> }> }> }).resourceSpans.flatMap((r) =>
-          r.scopeSpans.flatMap((s) => s.spans),
-        ),
-      );
+      expect(received[0]!.contentType).toMatch(contentType);
+      const raw = Buffer.concat(received.map((b) => b.body));
+      expect(raw.includes('mos-under-test')).toBe(true);
+      const spans = received.flatMap((b) => spansOf(b.body));
       const request = spans.find((s) => s.name === 'createQuote');
       expect(request).toMatchObject({ traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN });
       expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['use_case createQuote', 'store.transaction']));
-      expect(text).not.toContain(account.memberKey);
+      expect(raw.includes(account.memberKey)).toBe(false);
     } finally {
       await app.close();
       collector.closeAllConnections();

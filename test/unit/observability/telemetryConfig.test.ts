@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
-import { samplerFrom, tracesEndpoint } from '../../../src/observability/tracingSdk.ts';
+import { samplerFrom, tracesEndpoint, tracesProtocol } from '../../../src/observability/tracingSdk.ts';
 
 const telemetry = (env: Record<string, string>) => loadConfig(env, '/srv').telemetry;
 
@@ -44,6 +44,16 @@ describe('telemetry settings', () => {
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toBe('http://c:4318/v1/traces');
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://t.example/otlp' })).toBe('https://t.example/otlp');
     expect(tracesEndpoint({})).toBe('http://localhost:4318/v1/traces');
+  });
+
+  it('exports over http/protobuf unless the traces or the general OTLP protocol says http/json, and refuses grpc or anything else', () => {
+    expect(tracesProtocol({})).toBe('http/protobuf');
+    expect(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('http/json');
+    expect(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toBe('http/protobuf');
+    expect(telemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'HTTP/JSON' }).otel.OTEL_EXPORTER_OTLP_PROTOCOL).toBe('HTTP/JSON');
+    for (const env of [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/xml' }]) {
+      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', ...env }, '/srv')).toThrow(/PROTOCOL must be http\/protobuf or http\/json \(grpc is not supported\)/);
+    }
   });
 
   it('samples as OTEL_TRACES_SAMPLER says (parent-based, always on, by default)', () => {
