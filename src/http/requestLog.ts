@@ -9,7 +9,7 @@
  * answer the problem body as sent (problems never carry secrets: test/api/requestLogs.test.ts
  * scans the stored rows).
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import type { RequestLogEntry } from '../store/requestLogs.ts';
 
@@ -17,33 +17,38 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
 /** `now` is the app's clock (milliseconds), so that entries carry the time the rest of the service keeps. */
 export function requestLogMiddleware(record: (entry: RequestLogEntry) => void, now: () => number): Middleware {
-  return async (koa, next) => {
+  const take = (koa: Context, arrivedAt: number, started: number): void => {
+    const principal = koa.state.principal as ApiKeyPrincipal | undefined;
+    const operationId = koa.state.operationId as string | undefined;
+    if (!principal || !operationId) return;
+    const status = koa.res.statusCode;
+    const idempotencyKey = koa.req.headers['idempotency-key'];
+    record({
+      accountId: principal.accountId,
+      requestId: koa.state.requestId as string,
+      keyId: principal.keyId,
+      method: koa.method,
+      operationId,
+      path: koa.path,
+      status,
+      latencyMs: Math.round((performance.now() - started) * 10) / 10,
+      clientAddress: koa.request.ip,
+      idempotencyKey: typeof idempotencyKey === 'string' && IDEMPOTENCY_KEY.test(idempotencyKey) ? idempotencyKey : null,
+      idempotentReplayed: koa.res.getHeader('Idempotent-Replayed') === 'true',
+      problem: status >= 400 && typeof koa.body === 'string' ? koa.body : null,
+      arrivedAt,
+    });
+  };
+  // A promise's then rather than an async function around `next`: one frame and promise fewer on every request.
+  return (koa, next) => {
     const arrivedAt = now();
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const principal = koa.state.principal as ApiKeyPrincipal | undefined;
-      const operationId = koa.state.operationId as string | undefined;
-      if (principal && operationId) {
-        const status = koa.res.statusCode;
-        const idempotencyKey = koa.req.headers['idempotency-key'];
-        record({
-          accountId: principal.accountId,
-          requestId: koa.state.requestId as string,
-          keyId: principal.keyId,
-          method: koa.method,
-          operationId,
-          path: koa.path,
-          status,
-          latencyMs: Math.round((performance.now() - started) * 10) / 10,
-          clientAddress: koa.request.ip,
-          idempotencyKey: typeof idempotencyKey === 'string' && IDEMPOTENCY_KEY.test(idempotencyKey) ? idempotencyKey : null,
-          idempotentReplayed: koa.res.getHeader('Idempotent-Replayed') === 'true',
-          problem: status >= 400 && typeof koa.body === 'string' ? koa.body : null,
-          arrivedAt,
-        });
-      }
-    }
+    return next().then(
+      () => take(koa, arrivedAt, started),
+      (err: unknown) => {
+        take(koa, arrivedAt, started);
+        throw err;
+      },
+    );
   };
 }

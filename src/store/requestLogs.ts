@@ -1,7 +1,7 @@
 /**
  * The request log, stored as batches: one row per environment per flush (up to
- * REQUEST_LOG_BATCH_ENTRIES entries), the entries a compact JSON array in the row, beside the sets
- * of request ids, statuses, keys and operations the batch holds. A row per request cost the
+ * REQUEST_LOG_BATCH_ENTRIES entries), the entries a compact JSON array in the row (see StoredEntry),
+ * beside the sets of statuses, keys and operations the batch holds. A row per request cost the
  * embedded engine about a third of a quote's own work (four b-trees, fifteen bound values and a
  * journal record each, issue 28's bench); a batch costs one row for hundreds of requests, and the
  * sets of statuses, keys and operations (and, for a request id, the entries' text itself) let a
@@ -54,21 +54,43 @@ export interface RequestLogBatch {
   keyNames: ReadonlyMap<string, string>;
 }
 
-/** An entry as the batch's JSON holds it: positions, not keys (a third of the bytes). */
+/**
+ * An entry as the batch's JSON holds it: positions, not keys, with the values most entries share
+ * (key, method and operation, path, address) as places in the batch's dictionary and the time as
+ * milliseconds after the batch's first: under half the bytes of the plain entry, and every byte
+ * is paid for again by SQLite, the journal and its checksum.
+ */
 type StoredEntry = [
   requestId: string,
-  keyId: string,
-  method: string,
-  operationId: string,
-  path: string,
+  key: number,
+  operation: number,
+  path: number,
   status: number,
   latencyMs: number,
-  clientAddress: string,
+  address: number,
   idempotencyKey: string | null,
   idempotentReplayed: 0 | 1,
   problem: string | null,
-  arrivedAt: number,
+  afterFirstMs: number,
 ];
+
+/** The batch's shared values: keys (id and name), operations (method and operationId), paths, addresses, and the first entry's time. */
+type StoredDictionary = [keys: Array<[string, string | null]>, operations: Array<[string, string]>, paths: string[], addresses: string[], firstAt: number];
+
+/** Values in order of first use, each with its place. */
+class Places<K> {
+  readonly values: K[] = [];
+  private readonly places = new Map<string, number>();
+  placeOf(key: string, value: () => K): number {
+    let place = this.places.get(key);
+    if (place === undefined) {
+      place = this.values.length;
+      this.places.set(key, place);
+      this.values.push(value());
+    }
+    return place;
+  }
+}
 
 /** A set as a batch row holds it, `|a|b|`, so that `LIKE '%|a|%'` asks whether it holds `a` (on either engine). */
 const setText = (values: Iterable<string | number>): string => `|${[...new Set(values)].join('|')}|`;
@@ -82,14 +104,35 @@ export async function insertRequestLogBatch(tx: Tx, batch: RequestLogBatch): Pro
   if (entries.length > REQUEST_LOG_BATCH_ENTRIES) throw new Error(`a request log batch holds at most ${REQUEST_LOG_BATCH_ENTRIES} entries`);
   let firstAt = Infinity;
   let lastAt = -Infinity;
-  const stored: StoredEntry[] = [];
   for (const e of entries) {
     firstAt = Math.min(firstAt, e.arrivedAt);
     lastAt = Math.max(lastAt, e.arrivedAt);
-    stored.push([e.requestId, e.keyId, e.method, e.operationId, e.path, e.status, e.latencyMs, e.clientAddress, e.idempotencyKey, e.idempotentReplayed ? 1 : 0, e.problem, e.arrivedAt]);
   }
+  const keys = new Places<[string, string | null]>();
+  const operations = new Places<[string, string]>();
+  const paths = new Places<string>();
+  const addresses = new Places<string>();
+  const statuses = new Set<number>();
+  const stored: StoredEntry[] = [];
+  for (const e of entries) {
+    statuses.add(e.status);
+    stored.push([
+      e.requestId,
+      keys.placeOf(e.keyId, () => [e.keyId, batch.keyNames.get(e.keyId) ?? null]),
+      operations.placeOf(`${e.method} ${e.operationId}`, () => [e.method, e.operationId]),
+      paths.placeOf(e.path, () => e.path),
+      e.status,
+      e.latencyMs,
+      addresses.placeOf(e.clientAddress, () => e.clientAddress),
+      e.idempotencyKey,
+      e.idempotentReplayed ? 1 : 0,
+      e.problem,
+      e.arrivedAt - firstAt,
+    ]);
+  }
+  const dictionary: StoredDictionary = [keys.values, operations.values, paths.values, addresses.values, firstAt];
   await tx.run(
-    `INSERT INTO request_log_batches (id, account_id, first_at, last_at, entry_count, statuses, key_ids, operation_ids, key_names, entries)
+    `INSERT INTO request_log_batches (id, account_id, first_at, last_at, entry_count, statuses, key_ids, operation_ids, dictionary, entries)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       batch.id,
@@ -97,10 +140,10 @@ export async function insertRequestLogBatch(tx: Tx, batch: RequestLogBatch): Pro
       ISO(firstAt),
       ISO(lastAt),
       entries.length,
-      setText(entries.map((e) => e.status)),
-      setText(entries.map((e) => e.keyId)),
-      setText(entries.map((e) => e.operationId)),
-      JSON.stringify([...batch.keyNames]),
+      setText(statuses),
+      setText(keys.values.map(([keyId]) => keyId)),
+      setText(operations.values.map(([, operationId]) => operationId)),
+      JSON.stringify(dictionary),
       JSON.stringify(stored),
     ],
   );
@@ -129,8 +172,44 @@ export interface RequestLogQuery {
 
 interface BatchRow {
   id: string;
-  key_names: string;
+  dictionary: string;
   entries: string;
+}
+
+/** A batch's entry as the filters read it: its dictionary's values in place. */
+interface ReadEntry {
+  requestId: string;
+  keyId: string;
+  keyName: string | null;
+  method: string;
+  operationId: string;
+  path: string;
+  status: number;
+  latencyMs: number;
+  clientAddress: string;
+  idempotencyKey: string | null;
+  idempotentReplayed: boolean;
+  problem: string | null;
+  arrivedAt: number;
+}
+
+function decodeBatch(row: BatchRow): ReadEntry[] {
+  const [keys, operations, paths, addresses, firstAt] = JSON.parse(row.dictionary) as StoredDictionary;
+  return (JSON.parse(row.entries) as StoredEntry[]).map((e) => ({
+    requestId: e[0],
+    keyId: keys[e[1]]![0],
+    keyName: keys[e[1]]![1],
+    method: operations[e[2]]![0],
+    operationId: operations[e[2]]![1],
+    path: paths[e[3]]!,
+    status: e[4],
+    latencyMs: e[5],
+    clientAddress: addresses[e[6]]!,
+    idempotencyKey: e[7],
+    idempotentReplayed: e[8] === 1,
+    problem: e[9],
+    arrivedAt: firstAt + e[10],
+  }));
 }
 
 /** Batch rows read per statement while a page fills: most pages need one or two. */
@@ -155,17 +234,17 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
   const from = query.createdFrom === undefined ? -Infinity : Date.parse(query.createdFrom);
   const to = query.createdTo === undefined ? Infinity : Date.parse(query.createdTo);
   const classDigit = query.statusClass === undefined ? undefined : String(query.statusClass);
-  const matches = (e: StoredEntry) =>
-    e[11] >= keptSince &&
-    e[11] >= from &&
-    e[11] < to &&
-    (query.status === undefined || e[5] === query.status) &&
-    (classDigit === undefined || String(e[5])[0] === classDigit) &&
-    (query.keyId === undefined || e[1] === query.keyId) &&
-    (query.operationId === undefined || e[3] === query.operationId) &&
-    (query.requestId === undefined || e[0] === query.requestId);
+  const matches = (e: ReadEntry) =>
+    e.arrivedAt >= keptSince &&
+    e.arrivedAt >= from &&
+    e.arrivedAt < to &&
+    (query.status === undefined || e.status === query.status) &&
+    (classDigit === undefined || String(e.status)[0] === classDigit) &&
+    (query.keyId === undefined || e.keyId === query.keyId) &&
+    (query.operationId === undefined || e.operationId === query.operationId) &&
+    (query.requestId === undefined || e.requestId === query.requestId);
 
-  let sql = 'SELECT id, key_names, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?';
+  let sql = 'SELECT id, dictionary, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?';
   const params: SqlValue[] = [query.accountId, query.keptSince];
   // A batch whose set lacks the value holds no entry to show ('_' and '%' in a value only widen the
   // match); a request id is looked for as a JSON string in the entries (ids hold no quote or backslash).
@@ -199,12 +278,14 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
     const bound = before === undefined ? '' : ` AND id ${inclusive ? '<=' : '<'} ?`;
     const rows = await db.all<BatchRow>(`${sql}${bound} ORDER BY id DESC LIMIT ?`, [...params, ...(before === undefined ? [] : [before]), BATCHES_PER_READ]);
     for (const row of rows) {
-      const names = new Map(JSON.parse(row.key_names) as Array<[string, string]>);
-      const entries = JSON.parse(row.entries) as StoredEntry[];
+      const entries = decodeBatch(row);
       for (let place = entries.length - 1; place >= 0 && found.length <= page.limit; place--) {
         const e = entries[place]!;
         const id = entryId(row.id, place);
-        if ((page.afterId === undefined || id < page.afterId) && matches(e)) found.push(toRecord(query.accountId, id, e, names));
+        if ((page.afterId === undefined || id < page.afterId) && matches(e)) {
+          const { arrivedAt, ...fields } = e;
+          found.push({ id, accountId: query.accountId, ...fields, createdAt: ISO(arrivedAt) });
+        }
       }
     }
     if (rows.length < BATCHES_PER_READ) break;
@@ -212,26 +293,6 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
     inclusive = false;
   }
   return toPage(found, page.limit, (r) => r.id);
-}
-
-function toRecord(accountId: string, id: string, e: StoredEntry, names: ReadonlyMap<string, string>): RequestLogRecord {
-  return {
-    id,
-    accountId,
-    requestId: e[0],
-    keyId: e[1],
-    keyName: names.get(e[1]) ?? null,
-    method: e[2],
-    operationId: e[3],
-    path: e[4],
-    status: e[5],
-    latencyMs: e[6],
-    clientAddress: e[7],
-    idempotencyKey: e[8],
-    idempotentReplayed: e[9] === 1,
-    problem: e[10],
-    createdAt: ISO(e[11]),
-  };
 }
 
 /** The newest entry of the environment with this request id still kept at `keptSince`. */
