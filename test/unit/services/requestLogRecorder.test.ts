@@ -1,0 +1,70 @@
+/**
+ * The request log's buffer (src/services/requestLogs.ts): bounded while the store cannot take the
+ * entries (the oldest dropped a flush's worth at a time, counted and warned about), nothing lost
+ * from what it kept once the store takes writes again, written oldest first in batch rows of at
+ * most REQUEST_LOG_BATCH_ENTRIES.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AppContext } from '../../../src/context.ts';
+import { REQUEST_LOG_BUFFER_LIMIT, REQUEST_LOG_FLUSH_BATCH, requestLogRecorder } from '../../../src/services/requestLogs.ts';
+import { REQUEST_LOG_BATCH_ENTRIES, type RequestLogEntry } from '../../../src/store/requestLogs.ts';
+
+const entry = (n: number): RequestLogEntry => ({
+  accountId: 'acct-01m8aaaaaaaaaaaaaaaaaaaaaa',
+  requestId: `req-${n}`,
+  keyId: 'key-01m8aaaaaaaaaaaaaaaaaaaaaa',
+  method: 'GET',
+  operationId: 'getAccount',
+  path: '/v1/account',
+  status: 200,
+  latencyMs: 1,
+  clientAddress: '127.0.0.1',
+  idempotencyKey: null,
+  idempotentReplayed: false,
+  problem: null,
+  arrivedAt: Date.parse('2026-11-26T12:00:00.000Z') + n,
+});
+
+describe('the request log buffer', () => {
+  it('drops the oldest when full while the store fails, warns, and writes every entry it kept once the store is back', async () => {
+    let failing = true;
+    const rows: unknown[][] = [];
+    const warnings: string[] = [];
+    const tx = {
+      run: async (_sql: string, params: unknown[]) => void rows.push(params),
+      all: async () => [],
+    };
+    const ctx = {
+      store: {
+        transaction: async <T>(fn: (t: typeof tx) => Promise<T>) => {
+          if (failing) throw new Error('the disk is full');
+          return fn(tx);
+        },
+      },
+      log: { warn: (_fields: unknown, msg: string) => void warnings.push(msg) },
+    } as unknown as AppContext;
+    const recorder = requestLogRecorder(ctx);
+    try {
+      const recorded = REQUEST_LOG_BUFFER_LIMIT + 1;
+      for (let n = 0; n < recorded; n++) recorder.record(entry(n));
+      expect(recorder.dropped).toBe(REQUEST_LOG_FLUSH_BATCH);
+      await recorder.flush();
+      expect(warnings).toEqual(['request log buffer full: oldest entries dropped', 'request log flush failed; retrying later']);
+      expect(rows).toEqual([]);
+
+      failing = false;
+      await recorder.flush();
+      // Each row: (id, account, first_at, last_at, entry_count, statuses, key_ids, operation_ids, dictionary, entries).
+      const counts = rows.map((r) => r[4] as number);
+      expect(Math.max(...counts)).toBeLessThanOrEqual(REQUEST_LOG_BATCH_ENTRIES);
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(recorded - REQUEST_LOG_FLUSH_BATCH);
+      const requestIds = rows.flatMap((r) => (JSON.parse(r[9] as string) as Array<[string]>).map(([requestId]) => requestId));
+      expect(requestIds[0]).toBe(`req-${REQUEST_LOG_FLUSH_BATCH}`);
+      expect(requestIds.at(-1)).toBe(`req-${recorded - 1}`);
+      expect(new Set(requestIds).size).toBe(requestIds.length);
+      expect(recorder.dropped).toBe(REQUEST_LOG_FLUSH_BATCH);
+    } finally {
+      await recorder.stop();
+    }
+  });
+});
