@@ -9,6 +9,9 @@ import { SHARED_CACHE_TTL_MS } from '../../src/services/authentication.ts';
 import { onPostgres } from '../helpers/engine.ts';
 import { runAdmin, startService, tempDataDir, type AdminRun, type ServiceProcess } from '../helpers/server.ts';
 
+/** Each test starts several node processes (the CLI, the server): on a loaded 2-core machine that alone passed the default 30 s. */
+const SPAWNING_TIMEOUT_MS = 90_000;
+
 const ACCOUNT_ID = /^acc-[0-9a-z]{26}$/;
 const KEY_ID = /^key-[0-9a-z]{26}$/;
 const API_KEY = /^mos_live_[0-9A-Za-z]{38}$/;
@@ -63,7 +66,7 @@ async function statusAfterRevocation(service: ServiceProcess, apiKey: string): P
   }
 }
 
-describe('with the server stopped', () => {
+describe('with the server stopped', { timeout: SPAWNING_TIMEOUT_MS }, () => {
   let dataDir: string;
   beforeAll(async () => {
     dataDir = await dataDirectory();
@@ -112,7 +115,7 @@ describe('with the server stopped', () => {
   });
 });
 
-describe('while the server runs on the same DATA_DIR', () => {
+describe('while the server runs on the same DATA_DIR', { timeout: SPAWNING_TIMEOUT_MS }, () => {
   let dataDir: string;
   let service: ServiceProcess;
   beforeAll(async () => {
@@ -155,7 +158,7 @@ describe('while the server runs on the same DATA_DIR', () => {
 
 });
 
-describe('errors exit non-zero with a clear message on stderr', () => {
+describe('errors exit non-zero with a clear message on stderr', { timeout: SPAWNING_TIMEOUT_MS }, () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['an unknown account', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'member', '--json'], /^error: No account acc-01jdz8k3n4q2v6x9b7c5t1r0aa\.\n$/],
     ['a bad role', ['key', 'create', '--account', 'acc-01jdz8k3n4q2v6x9b7c5t1r0aa', '--role', 'owner', '--json'], /^error: --role must be admin, member or restricted, got "owner"\n$/],
@@ -193,7 +196,7 @@ describe('errors exit non-zero with a clear message on stderr', () => {
   });
 });
 
-describe('a data directory held by a process that takes no admin commands', () => {
+describe('a data directory held by a process that takes no admin commands', { timeout: SPAWNING_TIMEOUT_MS }, () => {
   // sql.js only: on PostgreSQL there is no data directory lock (every instance and the CLI share the database).
   it.skipIf(process.env.TEST_ENGINE === 'postgres')('is refused with a message naming the holder, and nothing is written', async () => {
     const dataDir = await dataDirectory();

@@ -71,7 +71,7 @@ async function fillDisk(dir: string): Promise<() => Promise<void>> {
   return () => rm(filler, { force: true });
 }
 
-describe('a full disk', () => {
+describe('a full disk', { timeout: 90_000 }, () => {
   let app: TestApp;
   afterAll(() => app?.close());
 

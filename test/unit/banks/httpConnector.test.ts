@@ -6,7 +6,8 @@ import { systemClock } from '../../../src/clock.ts';
 import { startFakePartner, type FakePartner } from '../../helpers/fakeBankPartner.ts';
 
 const log = pino({ level: 'silent' });
-const config = { partnerAllowedHosts: ['127.0.0.1'], partnerTimeoutMs: 300, partnerMaxAttempts: 3, partnerRetryBaseMs: 10 };
+// A timeout a loaded CI machine's loopback never reaches by accident (300 ms did, under load); the slow partner below is well past it.
+const config = { partnerAllowedHosts: ['127.0.0.1'], partnerTimeoutMs: 1500, partnerMaxAttempts: 3, partnerRetryBaseMs: 10 };
 const jane = { accountRef: 'acct_jane', holderName: 'Jane Doe', accountNumber: '000123456789' };
 const TOKEN = 'partner-token-jane-0001';
 
@@ -63,8 +64,8 @@ describe('HttpConnector retries and timeouts', () => {
   });
 
   it('a partner slower than the timeout is unavailable, without another try', async () => {
-    partner.script.introspect.push({ delayMs: 1000, body: { active: false } });
-    await expect(connector.authenticate(TOKEN)).rejects.toThrow(/did not answer within 300 ms/);
+    partner.script.introspect.push({ delayMs: 4000, body: { active: false } });
+    await expect(connector.authenticate(TOKEN)).rejects.toThrow(/did not answer within 1500 ms/);
     expect(partner.received).toHaveLength(1);
   });
 
