@@ -12,8 +12,9 @@
  *   the unit's first statement (nothing at all for a unit that runs none); a read's COMMIT is
  *   sent without waiting for its answer (it ends a read-only snapshot: nothing to make durable).
  *   A transaction of one INSERT is two waits (BEGIN + INSERT, COMMIT) instead of three; through
- *   autocommit(), where the statements need not commit together (a quote), one. See
- *   docs/operators/postgresql-performance.md.
+ *   autocommit(), where the statements need not commit together (a quote), one, and concurrent
+ *   one-row INSERTs of one statement share a multi-row INSERT and its commit (./groupCommit.ts).
+ *   See docs/operators/postgresql-performance.md.
  * - remembered rows (RowMemo): rarely changed rows read on hot paths, forgotten on every instance
  *   by a NOTIFY at the commit that changes them (./sharedMemo.ts).
  * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
@@ -35,6 +36,8 @@ import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
 import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
+import { runAutocommit, type AutocommitEngine } from './autocommit.ts';
+import { InsertGroups, type GroupCommitStats } from './groupCommit.ts';
 
 export { redactDatabaseUrl } from './database.ts';
 
@@ -70,6 +73,8 @@ interface PgStoreStats {
   /** Statements sent (BEGIN and COMMIT included), and the waits for an answer they cost: two statements written together are one wait. */
   statements: number;
   roundTrips: number;
+  /** Autocommit INSERTs that shared a statement (./groupCommit.ts). */
+  groupCommit: GroupCommitStats;
 }
 
 export interface PgStore extends Store {
@@ -105,11 +110,14 @@ class PgEngine implements PgStore {
   private readonly memo: SharedMemo;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
+  private readonly autocommitEngine: AutocommitEngine;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
     this.sender = new StatementSender(options.sealer);
     this.keyFile = options.keyFile ?? null;
+    const connect = () => this.connect();
+    this.autocommitEngine = { sender: this.sender, groups: new InsertGroups(this.sender, connect), sealer: this.sealer, connect };
     const config: pg.ClientConfig = {
       connectionString: withUser(options.url),
       application_name: options.applicationName ?? 'mortgage-origination',
@@ -130,7 +138,6 @@ class PgEngine implements PgStore {
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
   }
-
 
   /** The memo for a unit (MEMO_CHANNEL is listened on once a row is first offered to it). */
   private memoView(immediate: boolean): MemoView {
@@ -243,24 +250,14 @@ class PgEngine implements PgStore {
 
   private async autocommitUnit<T>(fn: (tx: Tx) => Promise<T>, counted?: { statements: number }): Promise<T> {
     this.assertOpen();
-    const client = await this.connect();
     // `began` from the start: no BEGIN is sent, each statement commits on its own (durable before it answers).
     const unit: Unit = { began: true, wrote: false, memo: this.memoView(false), counted };
-    const { executor, finish } = this.sender.executor(client, 'write', unit);
-    let broken: Error | undefined;
     try {
-      const value = await fn(executor);
-      finish();
-      if (unit.memo.forgotten.size > 0) await this.sender.statement(client, unit, BEGIN_WRITE, 'SELECT pg_notify(?, ?)', [MEMO_CHANNEL, '']);
-      unit.memo.committed();
+      const value = await runAutocommit(this.autocommitEngine, unit, fn);
       if (unit.wrote) this.writes++;
       return value;
     } catch (err) {
-      finish();
-      if (isConnectionFailure(err)) broken = err as Error;
       throw this.failure(err);
-    } finally {
-      client.release(broken);
     }
   }
 
@@ -359,6 +356,7 @@ class PgEngine implements PgStore {
       pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount },
       statements: this.sender.statements,
       roundTrips: this.sender.roundTrips,
+      groupCommit: { ...this.autocommitEngine.groups.stats },
     };
   }
 

@@ -69,6 +69,12 @@ export class StatementSender {
     return client.query(name === undefined ? config : { name, ...config }).finally(() => observer.phase('postgres', 'query', (performance.now() - started) / 1000));
   }
 
+  /** One statement outside any transaction, committed on its own before it answers: one round trip. */
+  autocommitStatement(client: pg.PoolClient, sql: string, params: SqlParams | undefined): Promise<pg.QueryResult> {
+    this.roundTrips++;
+    return this.query(client, sql, params);
+  }
+
   /** A control statement (BEGIN, COMMIT, ROLLBACK); `awaited` false when nothing waits for its answer. */
   control(client: pg.PoolClient, sql: string, awaited = true): Promise<unknown> {
     this.statements++;
