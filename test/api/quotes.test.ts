@@ -134,6 +134,20 @@ describe('createQuote', () => {
     expect(await other.json()).toMatchObject({ code: 'idempotency_key_reused' });
   });
 
+  it('60 quotes at once (PostgreSQL shares INSERTs between them): each 201 is readable at once, with its own figures', async () => {
+    const amounts = Array.from({ length: 60 }, (_, i) => 100_000 + i * 1000);
+    await Promise.all(
+      amounts.map(async (amount) => {
+        const { data, response } = await account.client.POST('/v1/quotes', { body: { amount, term: 30 } });
+        expect(response.status).toBe(201);
+        const read = await account.client.GET('/v1/quotes/{quoteId}', { params: { path: { quoteId: data!.quoteId } } });
+        expect(read.response.status).toBe(200);
+        expect(read.data).toEqual(data);
+        expect(read.data!.amount).toBe(amount);
+      }),
+    );
+  });
+
   it('needs an API key (401 without one)', async () => {
     const { response } = await app.anonymous.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
     expect(response.status).toBe(401);
