@@ -143,7 +143,8 @@ export async function priceMonthlyPayment(
 /**
  * Prices and stores a quote: the sheet read and the insert share one turn of the store's queue on
  * sql.js (pricing is CPU only, no I/O, so nothing waits on the network while it is held). Its one
- * write needs no transaction around it: on PostgreSQL the INSERT commits on its own, one round trip.
+ * write needs no transaction around it: on PostgreSQL the INSERT commits on its own, one round trip,
+ * shared with the quotes of the same moment (src/store/postgres/groupCommit.ts).
  */
 export async function createQuote(ctx: AppContext, accountId: string, request: LoanRequest): Promise<Quote> {
   return autocommit(ctx.store, async (tx) => {

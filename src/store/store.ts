@@ -87,7 +87,8 @@ export interface Store {
   /**
    * Runs `fn` whose statements need not commit together: each is atomic and durable on its own
    * before it resolves (PostgreSQL: autocommit, so a unit of one INSERT costs one round trip and no
-   * BEGIN or COMMIT). A statement that ran stays when a later one, or `fn`, fails. Absent (sql.js),
+   * BEGIN or COMMIT, and concurrent units' one-row INSERTs may share a statement and its commit).
+   * A statement that ran stays when a later one, or `fn`, fails. Absent (sql.js),
    * `autocommit()` below runs `fn` as one transaction.
    */
   autocommit?<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;

@@ -124,6 +124,8 @@ describe('group commit of autocommit INSERTs', () => {
     const plain = 'INSERT INTO t (a, b) VALUES (?, ?)';
     expect(groups.lane(plain, [1, 2])).toMatchObject({ width: 2 });
     expect(groups.lane(plain, [1])).toBeUndefined();
+    // A value the driver cannot bind fails its own statement, never a group.
+    expect(groups.lane(plain, [1, undefined as unknown as null])).toBeUndefined();
     expect(groups.lane('INSERT INTO t (a, b) VALUES (?, ?) RETURNING a', [1, 2])).toBeUndefined();
     expect(groups.lane('INSERT INTO t (a, b) VALUES (?, ?) ON CONFLICT (a) DO NOTHING', [1, 2])).toBeUndefined();
     expect(groups.lane("INSERT INTO t (a, b) VALUES (?, 'x')", [1])).toBeUndefined();

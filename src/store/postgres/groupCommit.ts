@@ -22,9 +22,12 @@ import type { SqlParams, SqlValue } from '../store.ts';
 import type { StatementSender } from './statements.ts';
 
 /** Rows in one statement at most: past a few dozen the commit is no longer what a group saves, and each size is one prepared statement. */
-export const GROUP_MAX_ROWS = 64;
+const GROUP_MAX_ROWS = 64;
 /** Bind parameters PostgreSQL takes in one statement (a 16-bit count in the protocol). */
 const MAX_PARAMETERS = 65_535;
+
+/** Statement texts looked at, at most (see lane()). */
+const LANE_LIMIT = 500;
 
 const PLAIN_INSERT = /^\s*(INSERT\s+INTO\s+[^()]+\([^()]*\))\s*VALUES\s*(\(\s*\?(?:\s*,\s*\?)*\s*\))\s*$/i;
 
@@ -67,17 +70,21 @@ export class InsertGroups {
     this.connect = connect;
   }
 
-  /** The lane of `sql` when a statement of it with these `params` may share a group; undefined otherwise. */
+  /**
+   * The lane of `sql` when a statement of it with these `params` may share a group; undefined
+   * otherwise. A value the driver cannot bind is left to the statement alone, where it fails its
+   * own caller rather than the group.
+   */
   lane(sql: string, params: SqlParams | undefined): InsertLane | undefined {
     let lane = this.lanes.get(sql);
     if (lane === undefined) {
       const match = PLAIN_INSERT.exec(sql);
       const width = match ? match[2]!.split('?').length - 1 : 0;
       lane = match ? { sql, width, maxRows: Math.min(GROUP_MAX_ROWS, Math.floor(MAX_PARAMETERS / width)), head: match[1]!, row: match[2]!, texts: [], inFlight: false, waiting: [] } : null;
-      // Repositories' statement texts are constants: a few dozen at most.
-      this.lanes.set(sql, lane);
+      // Repositories' statement texts are constants; a text built per call is not remembered past the limit.
+      if (this.lanes.size < LANE_LIMIT) this.lanes.set(sql, lane);
     }
-    return lane !== null && params?.length === lane.width ? lane : undefined;
+    return lane !== null && params?.length === lane.width && params.every(bindable) ? lane : undefined;
   }
 
   /** Inserts the row; resolves with the rows inserted (1) once the statement carrying it has committed. */
@@ -107,14 +114,14 @@ export class InsertGroups {
       return;
     }
     let broken: Error | undefined;
-    const alone = (w: Waiting) =>
-      this.sender.autocommitStatement(client, lane.sql, w.params).then(
-        (r) => w.resolve(r.rowCount ?? 0),
-        (err: unknown) => {
-          if (isConnectionFailure(err)) broken = err as Error;
-          w.reject(err);
-        },
-      );
+    const alone = async (w: Waiting) => {
+      try {
+        w.resolve((await this.sender.autocommitStatement(client, lane.sql, w.params)).rowCount ?? 0);
+      } catch (err) {
+        if (isConnectionFailure(err)) broken = err as Error;
+        w.reject(err);
+      }
+    };
     try {
       if (group.length === 1) return await alone(group[0]!);
       const params: SqlValue[] = [];
@@ -138,6 +145,11 @@ export class InsertGroups {
       client.release(broken);
     }
   }
+}
+
+/** What ./sql.ts pgParams binds without throwing. */
+function bindable(value: unknown): boolean {
+  return value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value instanceof Uint8Array;
 }
 
 /** The portable text of a group of `rows` rows (the sender numbers the placeholders and prepares it). */
