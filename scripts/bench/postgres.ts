@@ -73,19 +73,41 @@ class Tally {
   }
 }
 
-/** Statements and round trips of one quote, counted by a store opened here on the target's database. */
-async function roundTripsPerQuote(database: TempDatabase, apiKey: string, service: ServiceProcess): Promise<{ statements: number; roundTrips: number }> {
+interface PerQuote {
+  statements: number;
+  roundTrips: number;
+}
+
+/**
+ * Statements and round trips of one quote, counted by a store opened here on the target's database:
+ * one at a time, and CONNECTIONS at a time (concurrent quotes share INSERTs: group commit).
+ */
+async function roundTripsPerQuote(database: TempDatabase, apiKey: string, service: ServiceProcess): Promise<{ alone: PerQuote; concurrent: PerQuote }> {
   const account = (await (await fetch(`${service.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { accountId: string };
   const store = await openPgStore({ url: database.url, poolMax: 2, sealer: new SecretKeyring(decodeSecretsKey(SECRETS_KEY, 'SECRETS_KEY')), applicationName: 'mos-bench-count' });
   try {
     const ctx = createContext({ config: loadConfig({ LOG_LEVEL: 'silent' }), store, clock: systemClock, log: createLogger('silent') });
     const request = { amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 };
     for (let i = 0; i < 20; i++) await createQuote(ctx, account.accountId, request); // warm: prepared statements, remembered rows
-    const before = store.stats();
     const n = 200;
-    for (let i = 0; i < n; i++) await createQuote(ctx, account.accountId, request);
-    const after = store.stats();
-    return { statements: (after.statements - before.statements) / n, roundTrips: (after.roundTrips - before.roundTrips) / n };
+    const counted = async (run: () => Promise<void>): Promise<PerQuote> => {
+      const before = store.stats();
+      await run();
+      const after = store.stats();
+      return { statements: (after.statements - before.statements) / n, roundTrips: (after.roundTrips - before.roundTrips) / n };
+    };
+    const alone = await counted(async () => {
+      for (let i = 0; i < n; i++) await createQuote(ctx, account.accountId, request);
+    });
+    let next = 0;
+    const concurrent = await counted(async () => {
+      await Promise.all(
+        Array.from({ length: CONNECTIONS }, async () => {
+          while (next++ < n) await createQuote(ctx, account.accountId, request);
+        }),
+      );
+    });
+    return { alone, concurrent };
   } finally {
     await store.close();
   }
@@ -208,7 +230,8 @@ async function throughput(): Promise<void> {
     for (const t of targets) console.log(`  POST /v1/quotes  ${t.label.padEnd(11)} ${quotes.get(t)!.line()}`);
     for (const [t, tally] of account) console.log(`  GET /v1/account  ${t.label.padEnd(11)} ${tally.line()}`);
     const trips = await roundTripsPerQuote(pg1.database!, pg1.apiKey, pg1.services[0]!);
-    console.log(`  one quote on PostgreSQL: ${fmt(trips.statements, 2)} statements, ${fmt(trips.roundTrips, 2)} waits for the database (round trips)`);
+    console.log(`  one quote on PostgreSQL: ${fmt(trips.alone.statements, 2)} statements, ${fmt(trips.alone.roundTrips, 2)} waits for the database (round trips)`);
+    console.log(`  ${CONNECTIONS} quotes at a time, per quote: ${fmt(trips.concurrent.statements, 2)} statements, ${fmt(trips.concurrent.roundTrips, 2)} waits (group commit)`);
     if (SUBMITS > 0) for (const t of [sqljs, pg1]) console.log(`  submit           ${t.label.padEnd(11)} ${await submits(t)}`);
 
     const q = roundRatio(quotes.get(pg1)!, quotes.get(sqljs)!);
