@@ -21,6 +21,7 @@ import {
   acceptsFieldSelection,
   contentDisposition,
   createExportWriter,
+  csvLayoutOf,
   isBuiltInFormat,
   mediaOf,
   specOfCustomFormat,
@@ -42,6 +43,7 @@ import {
   updateExportFormat,
   type ExportFormatRecord,
 } from '../store/exportFormats.ts';
+import { exportCsvLines } from '../store/exportCsvLines.ts';
 import { exportBatches, exportBounds, type ExportQuery } from '../store/exportRecords.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 
@@ -137,11 +139,14 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
     contentDisposition: contentDisposition(startedAt, media),
     open: (signal) => {
       const writer = createExportWriter(spec, fields, startedAt);
+      // CSV that the store writes itself (PostgreSQL's COPY): the lines arrive as bytes, the writer writes the header.
+      const layout = csvLayoutOf(spec, fields);
+      const lines = layout === null ? null : exportCsvLines(ctx.store, query, layout);
       const log = ctx.log.child({ export: formatName });
       // The stream outlives the handler: its span (a child of the use case's) ends with it.
       const span = ctx.tracer?.startSpan('export.stream', { attributes: { 'mos.export.format': spec.base } }, traceContextApi.active()) ?? null;
       const observed = { format: spec.base, span };
-      return Readable.from(exportChunks(ctx, query, writer, ctx.config.exportBatchSize, signal, log, observed), {
+      return Readable.from(exportChunks(ctx, query, writer, lines, ctx.config.exportBatchSize, signal, log, observed), {
         objectMode: false,
         // A few pieces are buffered ahead at most: the next batch is read only once they have gone on.
         highWaterMark: 64 * 1024,
@@ -150,16 +155,20 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
   };
 }
 
-/** The export's text, a batch at a time, pulled by the stream as the client takes it. */
+/**
+ * The export's text, a batch at a time, pulled by the stream as the client takes it: rows written
+ * by `writer`, or, when the store writes the lines itself (`lines`), its bytes as they come.
+ */
 async function* exportChunks(
   ctx: AppContext,
   query: ExportQuery,
   writer: ExportWriter,
+  lines: AsyncGenerator<{ bytes: Buffer; rows: number }> | null,
   batchSize: number,
   signal: AbortSignal,
   log: Logger,
   observed: { format: string; span: Span | null },
-): AsyncGenerator<string> {
+): AsyncGenerator<string | Buffer> {
   const started = performance.now();
   let records = 0;
   let batches = 0;
@@ -172,11 +181,22 @@ async function* exportChunks(
     if (counting) bytes += Buffer.byteLength(opening);
     if (opening !== '') yield opening;
     let pieceRows = 16;
-    // Batches come from the store: keyset pages on sql.js, a server-side cursor on PostgreSQL.
-    // Leaving the loop (client gone) ends the generator, which ends the query.
-    const source = exportBatches(ctx.store, query, { first: Math.min(FIRST_BATCH_ROWS, batchSize), rest: batchSize });
     let stopped = signal.aborted;
-    if (!stopped) {
+    if (!stopped && lines !== null) {
+      // Leaving the loop (client gone) ends the generator, which ends the COPY.
+      for await (const piece of lines) {
+        batches++;
+        if (signal.aborted) break;
+        records += piece.rows;
+        bytes += piece.bytes.length;
+        if (piece.bytes.length > 0) yield piece.bytes;
+        if (signal.aborted) break;
+      }
+      stopped = signal.aborted;
+    } else if (!stopped) {
+      // Batches come from the store: keyset pages on sql.js, a server-side cursor on PostgreSQL.
+      // Leaving the loop (client gone) ends the generator, which ends the query.
+      const source = exportBatches(ctx.store, query, { first: Math.min(FIRST_BATCH_ROWS, batchSize), rest: batchSize });
       for await (const rows of source) {
         batches++;
         if (signal.aborted) break;

@@ -11,6 +11,9 @@
  * latest is picked here rather than by an ORDER BY: the index does not hold `id`, so ordering by
  * it too made SQLite sort every batch's verifications in a temporary B-tree, which took more time
  * than reading them.
+ *
+ * PostgreSQL reads the latest verification in the export's own query instead (a merge join on a
+ * DISTINCT ON of the same index, `latestVerificationJoin`): no second query per batch.
  */
 import type { ApplicationStatus, ExportSource } from '../domain/exports/fields.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -52,6 +55,11 @@ const DECIDED_AT = 13;
 const WITHDRAWN_AT = 14;
 const UPDATED_AT = 15;
 
+/** The verification's columns after the application's in the PostgreSQL query (null when there is none). */
+const P_VERIFIED = 16;
+const P_ACCOUNT_MASK = 17;
+const P_CHECKED_AT = 18;
+
 /** The columns of a verification, in the order VERIFICATIONS selects them. */
 const V_MORTGAGE_ID = 0;
 const V_VERIFIED = 1;
@@ -63,6 +71,24 @@ const SELECT = `SELECT id, status, applicant_name, applicant_email, amount_cents
   credit_score, term_years, property_value_cents, quote_id, created_at, submitted_at, decided_at, withdrawn_at, updated_at
 FROM applications
 WHERE account_id = ? AND id > ? AND id <= ?`;
+
+/**
+ * The latest bank verification of each application up to the export's bound, joined as `v`; its
+ * id and time are SQL (placeholders, or literals for COPY). The latest is picked as sql.js picks
+ * it (`later`): by the time at the millisecond the store reads, then by id.
+ */
+export function latestVerificationJoin(accountId: string, upToId: string): string {
+  return `LEFT JOIN (SELECT DISTINCT ON (mortgage_id) mortgage_id, verified, account_mask, checked_at FROM bank_verifications
+  WHERE account_id = ${accountId} AND mortgage_id <= ${upToId}
+  ORDER BY mortgage_id, date_trunc('milliseconds', checked_at) DESC, id DESC) v ON v.mortgage_id = a.id`;
+}
+
+/** PostgreSQL: the applications with their latest verification in one query (columns as SELECT's, then P_*). */
+const PG_SELECT = `SELECT a.id, a.status, a.applicant_name, a.applicant_email, a.amount_cents, a.annual_income_cents, a.monthly_debts_cents,
+  a.credit_score, a.term_years, a.property_value_cents, a.quote_id, a.created_at, a.submitted_at, a.decided_at, a.withdrawn_at, a.updated_at,
+  v.verified, v.account_mask, v.checked_at
+FROM applications a ${latestVerificationJoin('?', '?')}
+WHERE a.account_id = ? AND a.id > ? AND a.id <= ?`;
 
 const VERIFICATIONS = `SELECT mortgage_id, verified, account_mask, checked_at, id FROM bank_verifications
 WHERE account_id = ? AND mortgage_id >= ? AND mortgage_id <= ?`;
@@ -77,7 +103,7 @@ export async function exportBounds(db: SqlExecutor, accountId: string): Promise<
   return { upToId: row?.up_to_id ?? null, currency: row?.currency ?? 'USD' };
 }
 
-/** The WHERE clause's filters after the id range, and their parameters. */
+/** The WHERE clause's filters after the id range, and their parameters (the column names are the application's alone). */
 function filters(query: ExportQuery): { sql: string; params: SqlValue[] } {
   let sql = '';
   const params: SqlValue[] = [];
@@ -110,15 +136,19 @@ export async function readExportBatch(db: SqlExecutor, query: ExportQuery, after
  *
  * - sql.js: keyset pages (`id > :after LIMIT :n`), each its own short read, so writes go ahead
  *   between batches of the single-threaded store (one turn of the event loop before each).
- * - PostgreSQL: one query through a server-side cursor (DECLARE … FETCH), so memory stays flat
- *   over any number of rows; stopping the iteration closes the cursor and ends the query.
+ * - PostgreSQL: one query, the latest verifications joined, through a server-side cursor
+ *   (DECLARE … FETCH), so memory stays flat over any number of rows; stopping the iteration
+ *   closes the cursor and ends the query. (CSV layouts PostgreSQL can write take the COPY path
+ *   of ./exportCsvLines.ts instead.)
  */
 export async function* exportBatches(store: Store, query: ExportQuery, sizes: { first: number; rest: number }): AsyncGenerator<ExportSource[]> {
   if (query.upToId === null) return;
   if (store.cursor) {
     const where = filters(query);
-    const batches = store.cursor(`${SELECT}${where.sql} ORDER BY id`, [query.accountId, '', query.upToId, ...where.params], sizes.rest);
-    for await (const { rows, db } of batches) yield await withVerifications(db, query, rows);
+    const params = [query.accountId, query.upToId, query.accountId, '', query.upToId, ...where.params];
+    for await (const { rows } of store.cursor(`${PG_SELECT}${where.sql} ORDER BY a.id`, params, sizes.rest)) {
+      yield toSources(rows, query.currency, joinedVerification);
+    }
     return;
   }
   let after: string | null = null;
@@ -142,6 +172,13 @@ function later(checkedAt: string, id: string, otherAt: string, otherId: string):
   return checkedAt > otherAt || (checkedAt === otherAt && id > otherId);
 }
 
+type Verification = ExportSource['bankVerification'];
+
+/** The verification read in the row itself (PostgreSQL), or null. */
+function joinedVerification(r: SqlValue[]): Verification {
+  return r[P_VERIFIED] === null ? null : { verified: r[P_VERIFIED] === 1, accountMask: r[P_ACCOUNT_MASK] as string, checkedAt: r[P_CHECKED_AT] as string };
+}
+
 /** The records of `rows`, each with its application's latest bank verification (one range read). */
 async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlValue[][]): Promise<ExportSource[]> {
   if (rows.length === 0) return [];
@@ -154,12 +191,18 @@ async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlV
       latest.set(mortgageId, v);
     }
   }
-  const currency = query.currency;
+  return toSources(rows, query.currency, (_r, id) => {
+    const bank = latest.size === 0 ? undefined : latest.get(id);
+    return bank === undefined ? null : { verified: bank[V_VERIFIED] === 1, accountMask: bank[V_ACCOUNT_MASK] as string, checkedAt: bank[V_CHECKED_AT] as string };
+  });
+}
+
+/** Application rows as export records; `verificationOf` gives each one's latest verification. */
+function toSources(rows: SqlValue[][], currency: string, verificationOf: (r: SqlValue[], id: string) => Verification): ExportSource[] {
   const out: ExportSource[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
     const id = r[ID] as string;
-    const bank = latest.size === 0 ? undefined : latest.get(id);
     out[i] = {
       mortgageId: id,
       status: r[STATUS] as ApplicationStatus,
@@ -178,10 +221,7 @@ async function withVerifications(db: SqlExecutor, query: ExportQuery, rows: SqlV
       decidedAt: r[DECIDED_AT] as string | null,
       withdrawnAt: r[WITHDRAWN_AT] as string | null,
       updatedAt: r[UPDATED_AT] as string,
-      bankVerification:
-        bank === undefined
-          ? null
-          : { verified: bank[V_VERIFIED] === 1, accountMask: bank[V_ACCOUNT_MASK] as string, checkedAt: bank[V_CHECKED_AT] as string },
+      bankVerification: verificationOf(r, id),
     };
   }
   return out;

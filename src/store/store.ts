@@ -106,6 +106,14 @@ export interface Store {
    * the cursor and ends the query.
    */
   cursor?(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
+  /**
+   * Runs `COPY (select) TO STDOUT` (PostgreSQL only) for a SELECT of one text column that is never
+   * NULL, and yields the values as bytes, every row's back to back, as they arrive: for text the
+   * database writes whole (the CSV export's lines), which never becomes JavaScript values. The
+   * SELECT is sent as text: COPY takes no bound parameters, so its values must be literals
+   * escaped by the caller. Ending the iteration early ends the query.
+   */
+  copyText?(select: string): AsyncGenerator<{ bytes: Buffer; rows: number }>;
   /** Calls `listener` when another instance (or this one) notifies `channel` (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe function. */
   listen?(channel: string, listener: () => void): () => void;
   /** sql.js only: 'degraded' while the disk refuses writes (reads still answer), 'closed' once closed. */

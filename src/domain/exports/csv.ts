@@ -18,6 +18,12 @@ export type CsvFormatOptions = components['schemas']['CsvFormatOptions'];
 export type DateFormat = NonNullable<CsvFormatOptions['dateFormat']>;
 type BooleanFormat = NonNullable<CsvFormatOptions['booleanFormat']>;
 
+/**
+ * The characters that make a text cell look like a formula, as `startsLikeFormula` tests them
+ * (PostgreSQL's CSV export writes the same test in SQL from this list).
+ */
+export const FORMULA_STARTS: readonly string[] = ['=', '+', '-', '@', '\t', '\r', '\n', '\uff1d', '\uff0b', '\uff0d', '\uff20'];
+
 /** True when a spreadsheet could take a text cell beginning with this character for a formula. */
 function startsLikeFormula(text: string): boolean {
   switch (text.charCodeAt(0)) {

@@ -4,7 +4,7 @@
  * rows into text. A writer is made per export and keeps what it needs between batches (whether a
  * JSON record already went out, for the comma).
  */
-import { CsvWriter, builtInCsvLayout, customCsvLayout, type CsvFormatOptions } from './csv.ts';
+import { CsvWriter, builtInCsvLayout, customCsvLayout, type CsvFormatOptions, type CsvLayout } from './csv.ts';
 import { EXPORT_FIELDS, type ExportSource, type FieldDefinition } from './fields.ts';
 import { JsonRecords } from './json.ts';
 import { mismoDeal, mismoEpilogue, mismoPrologue } from './mismo.ts';
@@ -149,8 +149,17 @@ export function createExportWriter(spec: ExportFormatSpec, fields: readonly Fiel
     case 'ndjson':
       return new NdjsonWriter(selected);
     case 'csv':
-      return new CsvWriter(spec.custom === null ? builtInCsvLayout(selected) : customCsvLayout(spec.custom));
+      return new CsvWriter(layoutOfCsv(spec, selected));
     case 'mismo':
       return new MismoWriter(startedAt);
   }
+}
+
+/** The CSV layout of a CSV export (built-in with the selected fields, or custom), null for other formats. */
+export function csvLayoutOf(spec: ExportFormatSpec, fields: readonly FieldDefinition[] | null): CsvLayout | null {
+  return spec.base === 'csv' ? layoutOfCsv(spec, fields ?? EXPORT_FIELDS) : null;
+}
+
+function layoutOfCsv(spec: { custom: CsvFormatOptions | null }, fields: readonly FieldDefinition[]): CsvLayout {
+  return spec.custom === null ? builtInCsvLayout(fields) : customCsvLayout(spec.custom);
 }

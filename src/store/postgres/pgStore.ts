@@ -17,7 +17,8 @@
  *   See docs/operators/postgresql-performance.md.
  * - remembered rows (RowMemo): rarely changed rows read on hot paths, forgotten on every instance
  *   by a NOTIFY at the commit that changes them (./sharedMemo.ts).
- * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows.
+ * - cursor(): DECLARE … CURSOR / FETCH in a transaction: memory stays flat however many rows (./cursor.ts).
+ * - copyText(): COPY (SELECT …) TO STDOUT on connections of its own, bytes in, bytes out (./copyOut.ts).
  * - listen(): one dedicated connection runs LISTEN and reconnects when it drops (listener.ts).
  * - migrations: `src/store/migrations/postgres/NNN_*.sql`, applied at open under a session-level
  *   advisory lock, so instances starting together migrate once (schemaMigrations.ts).
@@ -34,7 +35,9 @@ import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
 import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
-import { pgParams, pgTypes, toPgPlaceholders } from './sql.ts';
+import { CopyOutPool, type CopiedText } from './copyOut.ts';
+import { cursorBatches, type CursorHost } from './cursor.ts';
+import { pgTypes } from './sql.ts';
 import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 import { runAutocommit, type AutocommitEngine } from './autocommit.ts';
 import { InsertGroups, type GroupCommitStats } from './groupCommit.ts';
@@ -84,6 +87,7 @@ export interface PgStore extends Store {
   /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
   checkpoint(): Promise<void>;
   cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
+  copyText(select: string): AsyncGenerator<CopiedText>;
   listen(channel: string, listener: () => void): () => void;
   /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
   secretsStatus(): Promise<SharedSecretsStatus>;
@@ -107,6 +111,7 @@ class PgEngine implements PgStore {
   private observer: StoreObserver | null = null;
   private closing: Promise<void> | null = null;
   private readonly notifications: NotificationListener;
+  private readonly copies: CopyOutPool;
   private readonly memo: SharedMemo;
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
@@ -130,6 +135,7 @@ class PgEngine implements PgStore {
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
+    this.copies = new CopyOutPool(config, (err) => this.log('warn', 'COPY connection failed', { err: err.message }));
     this.memo = new SharedMemo(
       () => this.notifications.isListening(MEMO_CHANNEL),
       undefined,
@@ -283,47 +289,23 @@ class PgEngine implements PgStore {
     }
   }
 
-  async *cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
+  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
     this.assertOpen();
-    const client = await this.connect();
-    // Look-ups about a batch run inside the cursor's transaction, already begun.
-    const { executor, finish } = this.sender.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) });
-    let broken: Error | undefined;
-    let open = false;
+    return cursorBatches(this.cursorHost, sql, params, batchSize);
+  }
+
+  private readonly cursorHost: CursorHost = {
+    connect: () => this.connect(),
+    executor: (client) => this.sender.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) }),
+    failure: (err) => this.failure(err),
+  };
+
+  async *copyText(select: string): AsyncGenerator<CopiedText> {
+    this.assertOpen();
     try {
-      await client.query('BEGIN READ ONLY');
-      open = true;
-      // Parameters are bound into the cursor's query (extended protocol), never spliced into the text.
-      await client.query({ text: `DECLARE mos_cursor NO SCROLL CURSOR FOR ${toPgPlaceholders(sql)}`, values: pgParams(params) });
-      const fetchText = `FETCH FORWARD ${Math.max(1, Math.floor(batchSize))} FROM mos_cursor`;
-      const fetchNext = () => {
-        const next = client.query({ text: fetchText, rowMode: 'array' });
-        next.catch(() => {}); // awaited below, or abandoned with the cursor (ROLLBACK follows it)
-        return next;
-      };
-      let pending = fetchNext();
-      for (;;) {
-        const { rows } = await pending;
-        if (rows.length === 0) break;
-        // The next batch is asked for before this one is handed over (pipeline mode): PostgreSQL reads
-        // it while the reader formats this one, and the reader's look-ups are answered right behind it.
-        if (rows.length >= batchSize) pending = fetchNext();
-        yield { rows: rows as SqlValue[][], db: executor };
-        if (rows.length < batchSize) break;
-      }
+      yield* this.copies.text(select);
     } catch (err) {
-      broken = err as Error;
       throw this.failure(err);
-    } finally {
-      finish();
-      if (open) {
-        // Ends the query whether the reader finished, gave up (client gone) or failed.
-        await client.query('ROLLBACK').then(
-          () => (broken = undefined),
-          (rollbackErr: Error) => (broken = rollbackErr),
-        );
-      }
-      client.release(broken);
     }
   }
 
@@ -367,7 +349,7 @@ class PgEngine implements PgStore {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.notifications.close();
-      await this.pool.end();
+      await Promise.all([this.pool.end(), this.copies.end()]);
       this.log('info', 'store closed', { writes: this.writes });
     })();
     return this.closing;

@@ -1,7 +1,9 @@
 /**
  * The export streams: it reads the store a batch at a time only as fast as the client takes the
  * bytes (backpressure), the first bytes leave long before the last batch is read, and a client
- * that disconnects stops the reading. Batches are counted by watching the store's `read` calls.
+ * that disconnects stops the reading. Batches are counted by watching the store: its `read` calls
+ * (sql.js), the batches of its cursor (PostgreSQL), or the pieces of its COPY (PostgreSQL's CSV,
+ * which the database writes itself); records by the rows each of those brings.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,12 +15,14 @@ const RECORDS = 10_000;
 const BATCH = 100;
 /** The batches of the whole export: 100 rows first, then BATCH at a time, up to the first short (or empty) one. */
 const ALL_BATCHES = Math.floor((RECORDS - 100) / BATCH) + 2;
-/** Reads around the batches: the API key's look-up and the export's preparation. */
-const OVERHEAD = 2;
 
 let app: TestApp;
 let lender: TestAccount;
+/** Reads of the store of any kind (the API key's look-up, the export's preparation, its batches). */
 let reads = 0;
+/** Export batches (or COPY pieces) and records the store has handed over, whichever way. */
+let batches = 0;
+let records = 0;
 /** The store's read, not counted: for the test's own look-ups. */
 let uncountedRead: TestApp['ctx']['store']['read'];
 
@@ -56,9 +60,14 @@ beforeAll(async () => {
   const store = app.ctx.store;
   const read = store.read.bind(store);
   uncountedRead = read;
-  store.read = (fn) => {
+  store.read = async (fn) => {
     reads++;
-    return read(fn);
+    const result = await read(fn);
+    if (Array.isArray(result)) {
+      batches++;
+      records += result.length;
+    }
+    return result;
   };
   // On PostgreSQL the batches come through a server-side cursor: each batch fetched counts as a read.
   const cursor = store.cursor?.bind(store);
@@ -66,7 +75,21 @@ beforeAll(async () => {
     store.cursor = async function* (sql, params, batchSize) {
       for await (const batch of cursor(sql, params, batchSize)) {
         reads++;
+        batches++;
+        records += batch.rows.length;
         yield batch as never;
+      }
+    };
+  }
+  // PostgreSQL writes CSV itself through COPY: each piece that arrives counts as a read.
+  const copyText = store.copyText?.bind(store);
+  if (copyText) {
+    store.copyText = async function* (select) {
+      for await (const piece of copyText(select)) {
+        reads++;
+        batches++;
+        records += piece.rows;
+        yield piece;
       }
     };
   }
@@ -91,16 +114,17 @@ async function readsSettle(quietMs = 400, timeoutMs = 10_000): Promise<number> {
 }
 
 /**
- * PostgreSQL: the sessions of the app's database holding a transaction open while sending nothing
- * (`idle in transaction`). A paused export is one (its cursor's transaction, between FETCHes; the
- * app runs no background work); a client that went away must leave none: the query ended, the
- * connection back in the pool.
+ * PostgreSQL: the sessions of the app's database busy with an export: holding a transaction open
+ * while sending nothing (`idle in transaction`: a cursor between FETCHes), or running a COPY (a
+ * paused one waits on its full socket). A paused export is one (the app runs no background work);
+ * a client that went away must leave none: the query ended.
  */
-async function openCursorSessions(): Promise<number> {
+async function openExportSessions(): Promise<number> {
   const rows = await uncountedRead((db) =>
     db.all<{ n: number }>(
       `SELECT COUNT(*) AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle in transaction'`,
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND (state = 'idle in transaction' OR (state = 'active' AND query LIKE 'COPY %'))`,
     ),
   );
   return Number(rows[0]!.n);
@@ -117,27 +141,41 @@ async function settlesAt(fn: () => Promise<number>, want: number, timeoutMs = 10
   return value;
 }
 
-/** Starts a CSV export with a raw request, so the test decides when (and whether) to read. */
-function startExport(): Promise<{ request: http.ClientRequest; response: http.IncomingMessage }> {
-  const url = new URL('/v1/mortgages/export?format=csv', app.baseUrl);
+/** Starts an export with a raw request, so the test decides when (and whether) to read. */
+function startExport(format: string): Promise<{ request: http.ClientRequest; response: http.IncomingMessage }> {
+  const url = new URL(`/v1/mortgages/export?format=${format}`, app.baseUrl);
   return new Promise((resolve, reject) => {
     const request = http.get(url, { headers: { Authorization: `Bearer ${lender.apiKey}` } }, (response) => resolve({ request, response }));
     request.on('error', reject);
   });
 }
 
-describe('exportMortgages', () => {
+/**
+ * CSV (which PostgreSQL writes itself, through COPY) and NDJSON (rows through the cursor and the
+ * service's writer on PostgreSQL; keyset pages on sql.js for both).
+ */
+describe.each([
+  { format: 'csv', header: 1 },
+  { format: 'ndjson', header: 0 },
+])('exportMortgages as $format', ({ format, header }) => {
+  /** Whether this export reaches the store through COPY (PostgreSQL's CSV) rather than batches of rows. */
+  const copied = () => app.engine === 'postgres' && format === 'csv';
+
   it('reads the next batch only when the client takes the bytes, and finishes once it reads again', async () => {
-    const before = reads;
-    const { response } = await startExport();
+    const before = batches;
+    const recordsBefore = records;
+    const { response } = await startExport(format);
     expect(response.statusCode).toBe(200);
     response.pause(); // a client that stops reading
-    const stalled = (await readsSettle()) - before;
+    await readsSettle();
+    const stalled = batches - before;
     // The first bytes are out while most of the records have not been read.
     expect(stalled).toBeGreaterThan(0);
-    expect(stalled).toBeLessThan(ALL_BATCHES / 2);
-    // On PostgreSQL the stalled export holds its cursor open: the check the disconnect test relies on sees it.
-    if (app.engine === 'postgres') expect(await openCursorSessions()).toBe(1);
+    expect(records - recordsBefore).toBeGreaterThan(0);
+    expect(records - recordsBefore).toBeLessThan(RECORDS / 2);
+    if (!copied()) expect(stalled).toBeLessThan(ALL_BATCHES / 2);
+    // On PostgreSQL the stalled export holds its query open: the check the disconnect test relies on sees it.
+    if (app.engine === 'postgres') expect(await openExportSessions()).toBe(1);
 
     let bytes = 0;
     let lines = 0;
@@ -147,15 +185,17 @@ describe('exportMortgages', () => {
     });
     response.resume();
     await new Promise((resolve) => response.on('end', resolve));
-    expect(lines).toBe(RECORDS + 1); // the header and every record
+    expect(lines).toBe(RECORDS + header); // the header (CSV) and every record
     expect(bytes).toBeGreaterThan(RECORDS * 2000);
+    expect(records - recordsBefore).toBe(RECORDS);
     // A cursor knows the end when a fetch comes back short: it never reads the empty batch.
-    expect(reads - before).toBe((app.engine === 'postgres' ? RECORDS / BATCH : ALL_BATCHES) + OVERHEAD);
+    if (!copied()) expect(batches - before).toBe(app.engine === 'postgres' ? RECORDS / BATCH : ALL_BATCHES);
   });
 
   it('stops reading batches when the client disconnects', async () => {
-    const before = reads;
-    const { request, response } = await startExport();
+    const before = batches;
+    const recordsBefore = records;
+    const { request, response } = await startExport(format);
     let bytes = 0;
     // A client reading as fast as it can, that goes away after 1 MB.
     await new Promise<void>((resolve) => {
@@ -168,13 +208,15 @@ describe('exportMortgages', () => {
       });
     });
     response.on('error', () => {}); // the aborted response reports its end as an error
-    const atDisconnect = reads - before;
-    const after = (await readsSettle()) - before;
-    // At most the batch in flight (and the one the buffer had asked for) completes afterwards.
+    const atDisconnect = batches - before;
+    await readsSettle();
+    const after = batches - before;
+    // At most the batch (or COPY piece) in flight, and the one the buffer had asked for, completes afterwards.
     expect(after - atDisconnect).toBeLessThanOrEqual(2);
-    expect(after).toBeLessThan(ALL_BATCHES / 2);
-    // On PostgreSQL the cursor's transaction is rolled back: the query ended, nothing holds the connection.
-    if (app.engine === 'postgres') expect(await settlesAt(openCursorSessions, 0)).toBe(0);
+    expect(records - recordsBefore).toBeLessThan(RECORDS / 2);
+    if (!copied()) expect(after).toBeLessThan(ALL_BATCHES / 2);
+    // On PostgreSQL the query ended: the cursor's transaction rolled back, or the COPY's connection dropped.
+    if (app.engine === 'postgres') expect(await settlesAt(openExportSessions, 0)).toBe(0);
 
     // The store is free for the next request.
     const next = await app.fetch('/v1/mortgages/export?format=json&status=approved', { headers: { Authorization: `Bearer ${lender.apiKey}` } });

@@ -10,6 +10,7 @@ import {
   csvStringifyOptions,
   csvOptionsProblems,
   customCsvLayout,
+  FORMULA_STARTS,
   formatTimestamp,
   neutraliseFormula,
 } from '../../../../src/domain/exports/csv.ts';
@@ -62,6 +63,15 @@ describe('neutraliseFormula (OWASP CSV injection)', () => {
     ['', ''],
   ])('%j becomes %j', (text, written) => {
     expect(neutraliseFormula(text)).toBe(written);
+  });
+
+  it('prefixes exactly the first characters FORMULA_STARTS lists (which PostgreSQL\'s CSV export tests in SQL)', () => {
+    const prefixed: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      const c = String.fromCharCode(code);
+      if (neutraliseFormula(c + 'x') !== c + 'x') prefixed.push(c);
+    }
+    expect(prefixed.sort()).toEqual([...FORMULA_STARTS].sort());
   });
 });
 
