@@ -8,7 +8,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import { fail } from '../errors.ts';
-import { isId, newId } from '../ids.ts';
+import { newId } from '../ids.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 import {
   findRequestLog,
@@ -20,6 +20,9 @@ import {
   type RequestLogEntry,
   type RequestLogRecord,
 } from '../store/requestLogs.ts';
+
+// The cursor's form is the store's (an entry's id): the edge checks it through here.
+export { isRequestLogEntryId } from '../store/requestLogs.ts';
 import { createdRangeOrRefuse } from './createdRange.ts';
 
 export type RequestLog = components['schemas']['RequestLog'];
@@ -133,18 +136,11 @@ async function writeRequestLogs(ctx: AppContext, entries: readonly RequestLogEnt
     const names = await keyNames(tx, [...new Set(entries.map((e) => e.keyId))]);
     for (const [accountId, recorded] of byEnvironment) {
       for (let start = 0; start < recorded.length; start += REQUEST_LOG_BATCH_ENTRIES) {
-        const batch = recorded.slice(start, start + REQUEST_LOG_BATCH_ENTRIES);
-        const keyIds = new Set(batch.map((e) => e.keyId));
-        const batchNames = new Map([...names].filter(([keyId]) => keyIds.has(keyId)));
-        await insertRequestLogBatch(tx, { id: newId('rlg'), accountId, entries: batch, keyNames: batchNames });
+        // The batch's dictionary takes the names of its own entries' keys only.
+        await insertRequestLogBatch(tx, { id: newId('rlg'), accountId, entries: recorded.slice(start, start + REQUEST_LOG_BATCH_ENTRIES), keyNames: names });
       }
     }
   });
-}
-
-/** Whether `value` is a request log entry's id (a cursor's): its batch's id, a dot and four digits. */
-export function isRequestLogEntryId(value: string): boolean {
-  return /^[a-z]+-[0-9a-z]{26}\.\d{4}$/.test(value) && isId('rlg', value.slice(0, -5));
 }
 
 /** The oldest moment whose entries are still kept at `now`. */

@@ -25,6 +25,18 @@ export function toPage<T>(rows: T[], limit: number, idOf: (row: T) => string): P
 /** A condition that narrows a list when its value is given: `['status = ?', query.status]`. */
 export type OptionalFilter = readonly [clause: string, value: SqlValue | undefined];
 
+/** `select` (a SELECT with its WHERE) and its `params`, with `AND clause` for each filter whose value is given. */
+export function narrowed(select: string, params: readonly SqlValue[], filters: readonly OptionalFilter[]): { sql: string; values: SqlValue[] } {
+  let sql = select;
+  const values = [...params];
+  for (const [clause, value] of filters) {
+    if (value === undefined) continue;
+    sql += ` AND ${clause}`;
+    values.push(value);
+  }
+  return { sql, values };
+}
+
 /**
  * A newest-first page of `select` (a SELECT with its WHERE and fixed `params`), narrowed by each
  * filter whose value is given, after the page's last id: the keyset tail every filtered list shares.
@@ -38,13 +50,7 @@ export async function filteredPage<R extends object, T>(
   toItem: (row: R) => T,
   idOf: (item: T) => string,
 ): Promise<Page<T>> {
-  let sql = select;
-  const values = [...params];
-  for (const [clause, value] of [...filters, ['id < ?', page.afterId] as const]) {
-    if (value === undefined) continue;
-    sql += ` AND ${clause}`;
-    values.push(value);
-  }
+  const { sql, values } = narrowed(select, params, [...filters, ['id < ?', page.afterId]]);
   const rows = await db.all<R>(`${sql} ORDER BY id DESC LIMIT ?`, [...values, page.limit + 1]);
   return toPage(rows.map(toItem), page.limit, idOf);
 }

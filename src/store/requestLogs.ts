@@ -11,8 +11,9 @@
  * the batch, four digits: ids sort as the entries were recorded, so the newest-first keyset paging
  * of every other list applies (a cursor names an entry; the batches at or before it are read).
  */
-import { toPage, type Page, type PageRequest } from './pagination.ts';
-import { forUpdate, type SqlExecutor, type SqlValue, type Tx } from './store.ts';
+import { isId } from '../ids.ts';
+import { narrowed, toPage, type Page, type PageRequest } from './pagination.ts';
+import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
 export interface RequestLogRecord {
   /** The entry's id: its batch's id, a dot and its place in the batch (`rlg_….0042`). */
@@ -50,7 +51,7 @@ export interface RequestLogBatch {
   accountId: string;
   /** Entries of this environment in the order they were recorded; at most REQUEST_LOG_BATCH_ENTRIES. */
   entries: readonly RequestLogEntry[];
-  /** The names of the entries' keys now (keys that are gone are left out). */
+  /** Key names now, by key id (others' may be there too: only the entries' keys are kept; a key that is gone has none). */
   keyNames: ReadonlyMap<string, string>;
 }
 
@@ -193,30 +194,43 @@ interface ReadEntry {
   arrivedAt: number;
 }
 
-function decodeBatch(row: BatchRow): ReadEntry[] {
+/** A batch's entries, each made a ReadEntry only when a page reaches it (a page of 20 needs 20 of the 1,000). */
+function decodeBatch(row: BatchRow): { count: number; entry(place: number): ReadEntry } {
   const [keys, operations, paths, addresses, firstAt] = JSON.parse(row.dictionary) as StoredDictionary;
-  return (JSON.parse(row.entries) as StoredEntry[]).map((e) => ({
-    requestId: e[0],
-    keyId: keys[e[1]]![0],
-    keyName: keys[e[1]]![1],
-    method: operations[e[2]]![0],
-    operationId: operations[e[2]]![1],
-    path: paths[e[3]]!,
-    status: e[4],
-    latencyMs: e[5],
-    clientAddress: addresses[e[6]]!,
-    idempotencyKey: e[7],
-    idempotentReplayed: e[8] === 1,
-    problem: e[9],
-    arrivedAt: firstAt + e[10],
-  }));
+  const entries = JSON.parse(row.entries) as StoredEntry[];
+  return {
+    count: entries.length,
+    entry(place) {
+      const e = entries[place]!;
+      return {
+        requestId: e[0],
+        keyId: keys[e[1]]![0],
+        keyName: keys[e[1]]![1],
+        method: operations[e[2]]![0],
+        operationId: operations[e[2]]![1],
+        path: paths[e[3]]!,
+        status: e[4],
+        latencyMs: e[5],
+        clientAddress: addresses[e[6]]!,
+        idempotencyKey: e[7],
+        idempotentReplayed: e[8] === 1,
+        problem: e[9],
+        arrivedAt: firstAt + e[10],
+      };
+    },
+  };
 }
 
 /** Batch rows read per statement while a page fills: most pages need one or two. */
 const BATCHES_PER_READ = 4;
 
-/** Entries per digit of the id's place: the batch limit fits in four. */
+/** An entry's id: its batch's id, a dot and its place in four digits (REQUEST_LOG_BATCH_ENTRIES fits), so that ids sort as entries were recorded. */
 const entryId = (batchId: string, place: number) => `${batchId}.${String(place).padStart(4, '0')}`;
+
+/** Whether `value` is an entry's id as entryId makes them (what a cursor must carry). */
+export function isRequestLogEntryId(value: string): boolean {
+  return /\.\d{4}$/.test(value) && isId('rlg', value.slice(0, -5));
+}
 
 /** The batch part of an entry id (a cursor); an id without one is compared whole. */
 const batchIdOf = (id: string) => {
@@ -244,32 +258,18 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
     (query.operationId === undefined || e.operationId === query.operationId) &&
     (query.requestId === undefined || e.requestId === query.requestId);
 
-  let sql = 'SELECT id, dictionary, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?';
-  const params: SqlValue[] = [query.accountId, query.keptSince];
   // A batch whose set lacks the value holds no entry to show ('_' and '%' in a value only widen the
   // match); a request id is looked for as a JSON string in the entries (ids hold no quote or backslash).
-  if (query.requestId !== undefined) {
-    sql += ' AND entries LIKE ?';
-    params.push(`%${JSON.stringify(query.requestId)}%`);
-  }
-  for (const [column, value] of [
-    ['statuses', query.status],
-    ['statuses', classDigit === undefined ? undefined : `${classDigit}__`],
-    ['key_ids', query.keyId],
-    ['operation_ids', query.operationId],
-  ] as const) {
-    if (value === undefined) continue;
-    sql += ` AND ${column} LIKE ?`;
-    params.push(`%|${value}|%`);
-  }
-  if (query.createdFrom !== undefined) {
-    sql += ' AND last_at >= ?';
-    params.push(query.createdFrom);
-  }
-  if (query.createdTo !== undefined) {
-    sql += ' AND first_at < ?';
-    params.push(query.createdTo);
-  }
+  const set = (value: string | number | undefined) => (value === undefined ? undefined : `%|${value}|%`);
+  const { sql, values: params } = narrowed('SELECT id, dictionary, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?', [query.accountId, query.keptSince], [
+    ['entries LIKE ?', query.requestId === undefined ? undefined : `%${JSON.stringify(query.requestId)}%`],
+    ['statuses LIKE ?', set(query.status)],
+    ['statuses LIKE ?', set(classDigit === undefined ? undefined : `${classDigit}__`)],
+    ['key_ids LIKE ?', set(query.keyId)],
+    ['operation_ids LIKE ?', set(query.operationId)],
+    ['last_at >= ?', query.createdFrom],
+    ['first_at < ?', query.createdTo],
+  ]);
 
   const found: RequestLogRecord[] = [];
   let before = page.afterId === undefined ? undefined : batchIdOf(page.afterId);
@@ -278,11 +278,12 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
     const bound = before === undefined ? '' : ` AND id ${inclusive ? '<=' : '<'} ?`;
     const rows = await db.all<BatchRow>(`${sql}${bound} ORDER BY id DESC LIMIT ?`, [...params, ...(before === undefined ? [] : [before]), BATCHES_PER_READ]);
     for (const row of rows) {
-      const entries = decodeBatch(row);
-      for (let place = entries.length - 1; place >= 0 && found.length <= page.limit; place--) {
-        const e = entries[place]!;
+      const batch = decodeBatch(row);
+      for (let place = batch.count - 1; place >= 0 && found.length <= page.limit; place--) {
         const id = entryId(row.id, place);
-        if ((page.afterId === undefined || id < page.afterId) && matches(e)) {
+        if (page.afterId !== undefined && id >= page.afterId) continue;
+        const e = batch.entry(place);
+        if (matches(e)) {
           const { arrivedAt, ...fields } = e;
           found.push({ id, accountId: query.accountId, ...fields, createdAt: ISO(arrivedAt) });
         }
