@@ -9,9 +9,10 @@
  * Printed per minute: operations (throughput), errors, p99 of the loop's requests (exports apart),
  * the export's time, the server's RSS and V8 heap (read in the service by ./soakProbe.ts), and on
  * sql.js the database's size (its snapshot and journal on disk: the database lives in memory, so
- * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift of the
- * last minute against the first minute after the first 2 (warm-up): goals RSS (less the database
- * on sql.js) and p99 grow < 10 %, throughput falls < 10 %, no error, every webhook delivered.
+ * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift over
+ * the minutes after the first 2 (warm-up), read from the least-squares trend of every one of them
+ * (./trend.ts: the median slope between minutes), with the last minute against the first of them printed beside it: goals RSS (less
+ * the database on sql.js) and p99 grow < 10 %, throughput falls < 10 %, no error, every webhook delivered.
  *
  * Run: npm run bench -- soak   (SOAK_MINUTES=20, SOAK_WORKERS=8, SOAK_ENGINES=sqljs,postgres)
  */
@@ -27,6 +28,7 @@ import type { ServiceProcess } from '../lib/spawnService.ts';
 import { exportOnce, rssBytes } from './export.ts';
 import { fmt, reportGoal } from './goals.ts';
 import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
+import { trendDrift } from './trend.ts';
 
 const MINUTES = Math.min(240, Math.max(1, Number(process.env.SOAK_MINUTES ?? 20)));
 const WORKERS = Math.min(64, Math.max(1, Number(process.env.SOAK_WORKERS ?? 8)));
@@ -258,24 +260,31 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
   const minutes = soak.minutes.slice(0, MINUTES);
   // A partial last minute (the loop stopped inside it) would understate throughput: drop it.
   const full = minutes.filter((m) => m.ops > 0);
-  const first = full[Math.min(WARM_MINUTES, full.length - 1)]!;
-  const last = full[full.length - 1]!;
+  const measured = full.slice(Math.min(WARM_MINUTES, full.length - 1));
+  const first = measured[0]!;
+  const last = measured[measured.length - 1]!;
+  // The goal reads the trend over every minute after the warm-up (./trend.ts says why); the
+  // single pair of minutes at the ends is printed beside it.
+  const rssDrift = trendDrift(measured.map((m) => memoryOf(engine, m)));
+  const p99Drift = trendDrift(measured.map(p99));
+  const opsDrift = trendDrift(measured.map((m) => m.ops));
   const drift = (a: number, b: number) => (a > 0 ? b / a - 1 : 0);
-  const rssDrift = drift(memoryOf(engine, first), memoryOf(engine, last));
-  const p99Drift = drift(p99(first), p99(last));
-  const opsDrift = drift(first.ops, last.ops);
   const errors = minutes.reduce((sum, m) => sum + m.errors, 0);
   const pct = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x * 100, 1)} %`;
   const label = engine === 'sqljs' ? 'sql.js' : 'PostgreSQL';
+  const memory = engine === 'sqljs' ? 'RSS less the database' : 'RSS';
+  const span = `minutes ${minutes.indexOf(first) + 1}–${minutes.indexOf(last) + 1}`;
+  console.log(`  drift (trend over ${span}): ${memory} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}`);
   console.log(
-    `  drift (minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1}): ${engine === 'sqljs' ? 'RSS less the database' : 'RSS'} ${pct(rssDrift)}, ` +
-      `p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}; errors ${errors}; webhooks delivered ${delivered}/${soak.expectedDeliveries} (${duplicates} redelivered)`,
+    `  minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1} alone: ${memory} ${pct(drift(memoryOf(engine, first), memoryOf(engine, last)))}, ` +
+      `p99 ${pct(drift(p99(first), p99(last)))}, throughput ${pct(drift(first.ops, last.ops))}`,
   );
+  console.log(`  errors ${errors}; webhooks delivered ${delivered}/${soak.expectedDeliveries} (${duplicates} redelivered)`);
   for (const sample of soak.errorSamples) console.log(`    error: ${sample}`);
   const met = rssDrift < 0.1 && p99Drift < 0.1 && opsDrift > -0.1 && errors === 0 && delivered >= soak.expectedDeliveries;
   reportGoal(
-    `soak, ${engine === 'sqljs' ? 'sql.js' : 'PostgreSQL'}: drift after the first 2 minutes, errors, webhooks`,
-    `${MINUTES} min on ${label}: RSS${engine === 'sqljs' ? '−db' : ''} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}, ${errors} errors, ${delivered}/${soak.expectedDeliveries} webhooks`,
+    `soak, ${label}: drift after the first 2 minutes, errors, webhooks`,
+    `${MINUTES} min on ${label}, trend over ${span}: RSS${engine === 'sqljs' ? '−db' : ''} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}, ${errors} errors, ${delivered}/${soak.expectedDeliveries} webhooks`,
     'RSS, p99 rise < 10 %, throughput fall < 10 %, 0 errors, all delivered',
     met,
   );
