@@ -7,7 +7,8 @@
  * 127.0.0.1 and stops by itself.
  *
  * Printed per minute: operations (throughput), errors, p99 of the loop's requests (exports apart),
- * the export's time, the server's RSS and V8 heap (read in the service by ./soakProbe.ts), and on
+ * the export's time, the server's RSS and V8 heap, its CPU time per operation (from /proc: a
+ * service grown costlier is told apart from a machine that got slower) (read in the service by ./soakProbe.ts), and on
  * sql.js the database's size (its snapshot and journal on disk: the database lives in memory, so
  * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift over
  * the minutes after the first 2 (warm-up), read from the least-squares trend of every one of them
@@ -25,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { postgresAvailable } from '../lib/pgDatabase.ts';
 import type { ServiceProcess } from '../lib/spawnService.ts';
+import { processCpuMicros } from '../lib/processCpu.ts';
 import { exportOnce, rssBytes } from './export.ts';
 import { fmt, reportGoal } from './goals.ts';
 import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
@@ -51,6 +53,8 @@ interface Minute {
   rss: number;
   heapUsed: number;
   dbBytes: number;
+  /** The service's CPU time (user + system, µs) over the samples that ended in this minute; null without /proc. */
+  cpuUs: number | null;
 }
 
 /**
@@ -96,7 +100,7 @@ class Soak {
   current(): Minute | undefined {
     const index = Math.floor((performance.now() - this.started) / 60_000);
     if (index >= MINUTES) return undefined;
-    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0 });
+    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0, cpuUs: 0 });
     return this.minutes[index];
   }
 
@@ -163,6 +167,7 @@ class Soak {
   async monitor(probeFile: string): Promise<void> {
     const service = this.target.services[0]!;
     let exportedIn = -1;
+    let cpuBefore = await processCpuMicros(service.pid);
     for (let minute = this.current(); minute; minute = this.current()) {
       const index = this.minutes.indexOf(minute);
       if (index !== exportedIn) {
@@ -179,6 +184,10 @@ class Soak {
       }
       const sampleInto = this.current() ?? minute;
       sampleInto.rss = rssBytes(service.pid);
+      // The service's own CPU per operation tells a costlier service from a slower machine (a shared one's speed varies from minute to minute).
+      const cpuNow = await processCpuMicros(service.pid);
+      sampleInto.cpuUs = cpuBefore && cpuNow && sampleInto.cpuUs !== null ? sampleInto.cpuUs + cpuNow.userUs + cpuNow.systemUs - cpuBefore.userUs - cpuBefore.systemUs : null;
+      cpuBefore = cpuNow;
       try {
         sampleInto.heapUsed = (JSON.parse(readFileSync(probeFile, 'utf8')) as { heapUsed: number }).heapUsed;
       } catch {
@@ -222,7 +231,7 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
     vacuum = target.database ? await standInForAutovacuum(target.database.url) : null;
     soak.vacuum = vacuum;
     console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients`);
-    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : ''));
+    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB  µs/op' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : ''));
     let printed = 0;
     const printer = setInterval(() => {
       // A minute is printed once the next has begun.
@@ -246,12 +255,13 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
 }
 
 const p99 = (m: Minute) => percentile([...m.latencies].sort((a, b) => a - b), 99);
+const cpuPerOp = (m: Minute): number | null => (m.cpuUs === null || m.ops === 0 ? null : m.cpuUs / m.ops);
 const memoryOf = (engine: string, m: Minute) => (engine === 'sqljs' ? m.rss - m.dbBytes : m.rss);
 
 function printMinute(engine: string, index: number, m: Minute): void {
   console.log(
     `  ${String(index + 1).padStart(4)}  ${fmt(m.ops).padStart(9)}  ${String(m.errors).padStart(6)}  ${fmt(p99(m), 1).padStart(7)}  ` +
-      `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}` +
+      `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}  ${cpuPerOp(m) === null ? '     -' : fmt(cpuPerOp(m)!, 0).padStart(6)}` +
       (engine === 'sqljs' ? `  ${fmt(m.dbBytes / MiB, 1).padStart(6)}  ${fmt((m.rss - m.dbBytes) / MiB, 1).padStart(10)}` : ''),
   );
 }
@@ -279,6 +289,8 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
     `  minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1} alone: ${memory} ${pct(drift(memoryOf(engine, first), memoryOf(engine, last)))}, ` +
       `p99 ${pct(drift(p99(first), p99(last)))}, throughput ${pct(drift(first.ops, last.ops))}`,
   );
+  const cpu = measured.map(cpuPerOp);
+  if (cpu.every((c) => c !== null)) console.log(`  the service's CPU per operation (not a goal; export and background work included): trend ${pct(trendDrift(cpu as number[]))}`);
   console.log(`  errors ${errors}; webhooks delivered ${delivered}/${soak.expectedDeliveries} (${duplicates} redelivered)`);
   for (const sample of soak.errorSamples) console.log(`    error: ${sample}`);
   const met = rssDrift < 0.1 && p99Drift < 0.1 && opsDrift > -0.1 && errors === 0 && delivered >= soak.expectedDeliveries;
