@@ -13,9 +13,11 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const output = path.resolve(process.argv[2] ?? path.join(root, 'dist', 'reference.html'));
 const redocly = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
+/** Shown on each operation, as the served reference (/docs) shows them: the role and the key scope it requires. */
+const SHOWN_EXTENSIONS = ['x-required-role', 'x-required-scope'];
 
 await mkdir(path.dirname(output), { recursive: true });
-const child = spawn(process.execPath, [redocly, 'build-docs', path.join(root, 'openapi', 'openapi.yaml'), '--inlineBundle', '-o', output], {
+const child = spawn(process.execPath, [redocly, 'build-docs', path.join(root, 'openapi', 'openapi.yaml'), '--inlineBundle', `--openapi.showExtensions=${SHOWN_EXTENSIONS.join(',')}`, '-o', output], {
   cwd: root,
   stdio: 'inherit',
 });

@@ -1,6 +1,7 @@
 /**
  * `npm run docs` writes the reference: one HTML file that works offline and lists the paths'
- * tags and both webhooks.
+ * tags and both webhooks, and shows on each operation the role and key scope it requires (as the
+ * served reference at /docs does).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -73,6 +74,17 @@ describe('npm run docs', () => {
         expect(text, `the menu shows the "${tag}" tag`).toContain(`|${tag}|`);
       }
     }
+  });
+
+  it('shows each operation\'s required role and scope, as the served reference does', () => {
+    const options = /const __redoc_options = (\{.*?\});/s.exec(html);
+    expect(options, 'the page embeds its Redoc options').not.toBeNull();
+    const shown = String((JSON.parse(options![1]!) as Json).showExtensions).split(',').map((name) => name.trim());
+    expect(shown).toEqual(expect.arrayContaining(['x-required-role', 'x-required-scope']));
+    // And the definition Redoc renders carries them: an admin-only operation says so.
+    const listApiKeys = embeddedDefinition().paths['/v1/api-keys'].get as Json;
+    expect(listApiKeys['x-required-role']).toBe('admin');
+    expect(listApiKeys['x-required-scope']).toBe('apiKeys:read');
   });
 
   it('documents every path of the bundled spec', () => {
