@@ -146,7 +146,7 @@ export async function* exportBatches(store: Store, query: ExportQuery, sizes: { 
   if (store.cursor) {
     const where = filters(query);
     const params = [query.accountId, query.upToId, query.accountId, '', query.upToId, ...where.params];
-    for await (const { rows } of store.cursor(`${PG_SELECT}${where.sql} ORDER BY a.id`, params, sizes.rest)) {
+    for await (const rows of store.cursor(`${PG_SELECT}${where.sql} ORDER BY a.id`, params, sizes.rest)) {
       yield toSources(rows, query.currency, joinedVerification);
     }
     return;

@@ -101,11 +101,10 @@ export interface Store {
   /**
    * Reads a long query a batch at a time through a server-side cursor (PostgreSQL only; sql.js
    * paginates by key instead), each row an array of its column values in the SELECT's order, as
-   * `values` gives them. Each batch comes with an executor on the cursor's connection for
-   * look-ups about that batch. Ending the iteration early (`return`, a `break`, an error) closes
-   * the cursor and ends the query.
+   * `values` gives them. Ending the iteration early (`return`, a `break`, an error) closes the
+   * cursor and ends the query.
    */
-  cursor?(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
+  cursor?(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]>;
   /**
    * Runs `COPY (select) TO STDOUT` (PostgreSQL only) for a SELECT of one text column that is never
    * NULL, and yields the values as bytes, every row's back to back, as they arrive: for text the

@@ -4,20 +4,17 @@
  * reader finished, gave up or failed) rolls back, which ends the query.
  */
 import type pg from 'pg';
-import type { SqlExecutor, SqlParams, SqlValue, Tx } from '../store.ts';
+import type { SqlParams, SqlValue } from '../store.ts';
 import { pgParams, toPgPlaceholders } from './sql.ts';
 
-/** What the cursor borrows from the engine: a connection, an executor on it, and how its errors read. */
+/** What the cursor borrows from the engine: a connection, and how its errors read. */
 export interface CursorHost {
   connect(): Promise<pg.PoolClient>;
-  /** An executor for look-ups on `client` inside the cursor's transaction, already begun. */
-  executor(client: pg.PoolClient): { executor: Tx; finish(): void };
   failure(err: unknown): unknown;
 }
 
-export async function* cursorBatches(host: CursorHost, sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
+export async function* cursorBatches(host: CursorHost, sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]> {
   const client = await host.connect();
-  const { executor, finish } = host.executor(client);
   let broken: Error | undefined;
   let open = false;
   try {
@@ -36,16 +33,15 @@ export async function* cursorBatches(host: CursorHost, sql: string, params: SqlP
       const { rows } = await pending;
       if (rows.length === 0) break;
       // The next batch is asked for before this one is handed over (pipeline mode): PostgreSQL reads
-      // it while the reader formats this one, and the reader's look-ups are answered right behind it.
+      // it while the reader formats this one.
       if (rows.length >= batchSize) pending = fetchNext();
-      yield { rows: rows as SqlValue[][], db: executor };
+      yield rows as SqlValue[][];
       if (rows.length < batchSize) break;
     }
   } catch (err) {
     broken = err as Error;
     throw host.failure(err);
   } finally {
-    finish();
     if (open) {
       // Ends the query whether the reader finished, gave up (client gone) or failed.
       await client.query('ROLLBACK').then(

@@ -86,7 +86,7 @@ export interface PgStore extends Store {
   stats(): PgStoreStats;
   /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
   checkpoint(): Promise<void>;
-  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }>;
+  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]>;
   copyText(select: string): AsyncGenerator<CopiedText>;
   listen(channel: string, listener: () => void): () => void;
   /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
@@ -289,14 +289,13 @@ class PgEngine implements PgStore {
     }
   }
 
-  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<{ rows: SqlValue[][]; db: SqlExecutor }> {
+  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]> {
     this.assertOpen();
     return cursorBatches(this.cursorHost, sql, params, batchSize);
   }
 
   private readonly cursorHost: CursorHost = {
     connect: () => this.connect(),
-    executor: (client) => this.sender.executor(client, 'read', { began: true, wrote: false, memo: this.memoView(true) }),
     failure: (err) => this.failure(err),
   };
 

@@ -76,7 +76,7 @@ beforeAll(async () => {
       for await (const batch of cursor(sql, params, batchSize)) {
         reads++;
         batches++;
-        records += batch.rows.length;
+        records += batch.length;
         yield batch as never;
       }
     };
