@@ -63,10 +63,6 @@ interface Started {
 }
 
 const emptyTotals = (): Totals => ({ requests: 0, seconds: 0, cpuUs: 0, failures: 0 });
-const addRound = (t: Totals, rps: number, seconds: number): void => {
-  t.requests += rps * seconds;
-  t.seconds += seconds;
-};
 
 async function started(name: string, requestLogs: 'on' | 'off'): Promise<Started> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `mos-bench-reqlogs-${name}-`));
@@ -87,7 +83,8 @@ export async function run(): Promise<void> {
     }
     for (const s of [...services.on, ...services.off]) await round(s.service, s.apiKey, 2);
     const totals = { on: emptyTotals(), off: emptyTotals() };
-    const single = services.off.map(() => emptyTotals());
+    /** Each service with logging off: its req/s added up over the rounds (the noise floor compares two). */
+    const offRates = services.off.map(() => 0);
     const ratios: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       // Alternate which goes first, so neither always runs on a warmer (or busier) machine.
@@ -97,7 +94,7 @@ export async function run(): Promise<void> {
         for (const [k, target] of services[which].entries()) {
           const rps = await round(target.service, target.apiKey, SECONDS, totals[which]);
           rate[which] += rps;
-          if (which === 'off') addRound(single[k]!, rps, SECONDS);
+          if (which === 'off') offRates[k]! += rps;
         }
       }
       ratios.push(rate.on / Math.max(1, rate.off));
@@ -111,7 +108,7 @@ export async function run(): Promise<void> {
     }
     // Two processes of the same code differ by a few per cent (JIT, heap layout, the machine's other
     // work): that is what a single pair could not tell from the log's cost, hence several of each.
-    if (single.length >= 2) console.log(`  noise floor: two services with logging off differ by ${fmt((perSec(single[1]!) / perSec(single[0]!) - 1) * 100, 1)} % in throughput`);
+    if (offRates.length >= 2) console.log(`  noise floor: two services with logging off differ by ${fmt((offRates[1]! / offRates[0]! - 1) * 100, 1)} % in throughput`);
     console.log(`  on/off per round ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median.toFixed(3)}×`);
     const failed = totals.on.failures + totals.off.failures > 0 ? ' (with failed requests)' : '';
     console.log(`  totals on/off ${(perSec(totals.on) / perSec(totals.off)).toFixed(3)}×  CPU per request on/off ${(cpu(totals.on) / Math.max(1, cpu(totals.off))).toFixed(3)}×`);

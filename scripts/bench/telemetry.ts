@@ -129,17 +129,14 @@ export async function run(): Promise<void> {
     }
     console.log(`  spans exported to the sink: ${fmt(sink.bytes() / 1024)} KiB`);
 
-    const figure = (configuration: Configuration) => {
-      const t = totals.get(configuration)!;
-      return { cpu: t.cpuUs === null ? null : t.cpuUs / Math.max(1, t.requests), rps: t.requests / t.seconds, failed: t.failed };
-    };
+    const figureOf = (t: Totals) => ({ cpu: t.cpuUs === null ? null : t.cpuUs / Math.max(1, t.requests), rps: t.requests / t.seconds, failed: t.failed });
+    const figure = (configuration: Configuration) => figureOf(totals.get(configuration)!);
     // The baseline is both services with everything off, pooled: two processes of the same code
     // differ by a few per cent (measured 6.5 %), as much as the smaller costs this bench reads.
     const first = figure('off');
     const again = figure('off again');
     const pooled = (a: Totals, b: Totals): Totals => ({ requests: a.requests + b.requests, seconds: a.seconds + b.seconds, cpuUs: a.cpuUs === null || b.cpuUs === null ? null : a.cpuUs + b.cpuUs, failed: a.failed + b.failed });
-    const both = pooled(totals.get('off')!, totals.get('off again')!);
-    const off = { cpu: both.cpuUs === null ? null : both.cpuUs / Math.max(1, both.requests), rps: both.requests / both.seconds, failed: both.failed };
+    const off = figureOf(pooled(totals.get('off')!, totals.get('off again')!));
     if (first.cpu !== null && again.cpu !== null) {
       const floor = again.cpu / first.cpu - 1;
       console.log(`  noise floor: the two services with both off differ by ${floor >= 0 ? '+' : ''}${(floor * 100).toFixed(1)} % CPU per request (the baseline below is both, pooled)`);

@@ -20,10 +20,10 @@ import {
   type RequestLogEntry,
   type RequestLogRecord,
 } from '../store/requestLogs.ts';
+import { createdRangeOrRefuse } from './createdRange.ts';
 
 // The cursor's form is the store's (an entry's id): the edge checks it through here.
 export { isRequestLogEntryId } from '../store/requestLogs.ts';
-import { createdRangeOrRefuse } from './createdRange.ts';
 
 export type RequestLog = components['schemas']['RequestLog'];
 type Problem = components['schemas']['Problem'];
