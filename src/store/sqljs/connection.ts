@@ -4,11 +4,11 @@
  * calls it for every statement, so nothing here may add a closure or an await per statement.
  */
 import { createRequire } from 'node:module';
-import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { SCHEMA_MIGRATIONS_DDL } from '../core/migrate.ts';
 import type { Row, SqlParams, SqlValue } from '../store.ts';
 import { STATEMENT_CACHE_SIZE, instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
+import { loadSqlJsModule } from './sqlJsLoader.ts';
 
 export type Mode = 'run' | 'get' | 'all' | 'values';
 
@@ -17,9 +17,13 @@ const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KE
 let sqlJs: Promise<SqlJsStatic> | undefined;
 /** sql.js's WebAssembly memory, for the raw statements (see rawStatements.ts); null until caught. */
 let sqlJsMemory: Parameters<typeof openRawStatements>[2] = null;
+/** Whether sql.js's files grow by doubling (sqlJsLoader.ts); false until loaded, and where its text was not recognised. */
+export let sqlJsFileGrowthPatched = false;
 export function loadSqlJs(): Promise<SqlJsStatic> {
   if (!sqlJs) {
     const wasm = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
+    const { initSqlJs, patched } = loadSqlJsModule();
+    sqlJsFileGrowthPatched = patched;
     sqlJs = initSqlJs({ locateFile: () => wasm, ...instantiateCapturingMemory(wasm, (memory) => (sqlJsMemory = memory)) } as Parameters<typeof initSqlJs>[0]);
     sqlJs.catch(() => (sqlJs = undefined));
   }
@@ -96,13 +100,14 @@ export class Connection {
     this.db.run('PRAGMA secure_delete = ON');
   }
 
-  /** The whole database, recording `lsn` as the last it holds. Every statement is forgotten: export() frees them. */
+  /**
+   * The whole database, recording `lsn` as the last it holds. sql.js (1.16, the version installed) copies it through
+   * SQLite's backup API on the open connection, so prepared statements and settings stay: closing
+   * and reopening, as it once did, made every checkpoint cost each cached statement a new prepare.
+   */
   export(lsn: number): Uint8Array {
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [lsn]);
-    this.forgetStatements();
-    const image = this.db.export();
-    this.configure(); // export() may reset connection state
-    return image;
+    return this.db.export();
   }
 
   /** Multi-statement text (migrations, VACUUM), outside the statement cache. */
@@ -143,7 +148,7 @@ export class Connection {
     return stmt;
   }
 
-  /** db.export() frees every prepared statement; the caches must forget them first (and the raw reader belongs to this database). */
+  /** Before the database is closed or replaced: the caches must forget its statements (and the raw reader belongs to it). */
   private forgetStatements(): void {
     for (const stmt of this.statements.values()) stmt.free();
     this.statements.clear();

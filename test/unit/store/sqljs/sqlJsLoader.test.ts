@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { SqlJsStatic } from 'sql.js';
+import { describe, expect, it } from 'vitest';
+import { loadSqlJsModule, nextFileCapacity, patchFileGrowth } from '../../../../src/store/sqljs/sqlJsLoader.ts';
+
+const require = createRequire(import.meta.url);
+const WASM = require.resolve('sql.js/dist/sql-wasm.wasm');
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+describe('sql.js file growth', () => {
+  it("recognises the installed sql.js's growth expression exactly once", () => {
+    // Fails when an upgrade of sql.js changes the text: the service would still run, copying more.
+    const source = readFileSync(require.resolve('sql.js/dist/sql-wasm.js'), 'utf8');
+    const patched = patchFileGrowth(source, '__grow');
+    expect(patched).not.toBeNull();
+    expect(patched).toMatch(/(\w+)=__grow\((\w+),\1\)/);
+    expect(patched).not.toContain('1.125');
+  });
+
+  it('leaves a text alone unless the expression occurs exactly once', () => {
+    const once = 'g=Math.max(g,m*(m<1048576?2:1.125)>>>0);';
+    expect(patchFileGrowth(once, 'f')).toBe('g=f(m,g);');
+    expect(patchFileGrowth('var a = 1;', 'f')).toBeNull();
+    expect(patchFileGrowth(once + once, 'f')).toBeNull();
+  });
+
+  it('doubles a file’s storage, by at most 1 GiB a step, and always fits what is needed', () => {
+    expect(nextFileCapacity(4 * MiB, 4 * MiB + 4096)).toBe(8 * MiB);
+    expect(nextFileCapacity(600 * MiB, 600 * MiB + 1)).toBe(1200 * MiB);
+    expect(nextFileCapacity(3 * GiB, 3 * GiB + 1)).toBe(4 * GiB);
+    expect(nextFileCapacity(1 * MiB, 5 * MiB)).toBe(5 * MiB);
+    expect(nextFileCapacity(0, 4096)).toBe(4096);
+  });
+
+  it('grows a database that SQLite appends to geometrically, and keeps every row', async () => {
+    const steps: Array<[number, number]> = [];
+    const { initSqlJs, patched } = loadSqlJsModule((capacity, needed) => {
+      const next = nextFileCapacity(capacity, needed);
+      steps.push([capacity, next]);
+      return next;
+    });
+    expect(patched).toBe(true);
+    const SQL: SqlJsStatic = await initSqlJs({ locateFile: () => WASM });
+    const db = new SQL.Database();
+    try {
+      db.run('CREATE TABLE quotes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      const body = 'x'.repeat(1000);
+      // About 16 MiB written one commit at a time, as the service appends.
+      for (let i = 0; i < 16_000; i++) db.run('INSERT INTO quotes (body) VALUES (?)', [body]);
+      expect(db.exec('SELECT count(*), sum(length(body)) FROM quotes')[0]!.values[0]).toEqual([16_000, 16_000_000]);
+      const fileSteps = steps.filter(([capacity]) => capacity >= MiB);
+      // sql.js's own rule (1/8 past 1 MiB) takes about 24 steps from 1 to 16 MiB; doubling takes 4 or 5.
+      expect(fileSteps.length).toBeGreaterThan(0);
+      expect(fileSteps.length).toBeLessThanOrEqual(6);
+      for (const [capacity, next] of fileSteps) expect(next).toBeGreaterThanOrEqual(2 * capacity);
+    } finally {
+      db.close();
+    }
+  });
+});
