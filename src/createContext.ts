@@ -31,10 +31,12 @@ function metricsFor(parts: ContextParts): Metrics | null {
   if (parts.config.telemetry.metricsPort === null) return null;
   const store = parts.store as ContextParts['store'] & { stats?(): { pool?: { total: number; idle: number; waiting: number } } };
   const storageState = store.storageState?.bind(store);
+  const databaseBytes = store.databaseBytes?.bind(store);
   const pool = store.stats?.().pool ? () => store.stats!().pool! : undefined;
   return new Metrics({
     outboxBacklog: () => outboxBacklog(parts),
     ...(storageState ? { storageState } : {}),
+    ...(databaseBytes ? { databaseBytes } : {}),
     ...(pool ? { pool } : {}),
     now: () => parts.clock.now().getTime(),
   });

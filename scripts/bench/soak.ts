@@ -9,7 +9,8 @@
  * Printed per minute: operations (throughput), errors, p99 of the loop's requests (exports apart),
  * the export's time, the server's RSS and V8 heap, its CPU time per operation (from /proc: a
  * service grown costlier is told apart from a machine that got slower) (read in the service by ./soakProbe.ts), and on
- * sql.js the database's size (its snapshot and journal on disk: the database lives in memory, so
+ * sql.js the database's size in memory (the service's `mos_store_database_bytes`, scraped from its
+ * metrics listener: the database lives in memory, so
  * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift over
  * the minutes after the first 2 (warm-up), read from the least-squares trend of every one of them
  * (./trend.ts: the median slope between minutes), with the last minute against the first of them printed beside it: goals RSS (less
@@ -17,7 +18,7 @@
  *
  * Run: npm run bench -- soak   (SOAK_MINUTES=20, SOAK_WORKERS=8, SOAK_ENGINES=sqljs,postgres)
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import http from 'node:http';
@@ -25,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { postgresAvailable } from '../lib/pgDatabase.ts';
-import type { ServiceProcess } from '../lib/spawnService.ts';
+import { freePort, type ServiceProcess } from '../lib/spawnService.ts';
 import { processCpuMicros } from '../lib/processCpu.ts';
 import { exportOnce, rssBytes } from './export.ts';
 import { fmt, reportGoal } from './goals.ts';
@@ -93,8 +94,11 @@ class Soak {
   readonly errorSamples: string[] = [];
   private readonly started = performance.now();
   private readonly target: Target;
-  constructor(target: Target) {
+  /** sql.js: the service's metrics listener, read for the database's size in memory. */
+  private readonly metricsPort: number | null;
+  constructor(target: Target, metricsPort: number | null) {
     this.target = target;
+    this.metricsPort = metricsPort;
   }
 
   current(): Minute | undefined {
@@ -193,16 +197,26 @@ class Soak {
       } catch {
         // not written yet
       }
-      if (this.target.engine === 'sqljs') sampleInto.dbBytes = await dataDirBytes(service.dataDir);
+      if (this.target.engine === 'sqljs') sampleInto.dbBytes = (await databaseBytes(this.metricsPort)) ?? sampleInto.dbBytes;
       await new Promise((resolve) => setTimeout(resolve, 5_000));
     }
   }
 }
 
-async function dataDirBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const name of ['snapshot.db', 'journal.log']) total += await stat(path.join(dir, name)).then((s) => s.size, () => 0);
-  return total;
+/**
+ * The database's size in memory, as the service reports it (its pages; null if the scrape failed).
+ * Its files on disk are no measure of it: the journal holds statements, not pages, and is cut at
+ * each checkpoint, so RSS less their size drifted with the database.
+ */
+async function databaseBytes(metricsPort: number | null): Promise<number | null> {
+  if (metricsPort === null) return null;
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('mos_store_database_bytes '));
+    return line === undefined ? null : Number(line.split(' ')[1]);
+  } catch {
+    return null;
+  }
 }
 
 async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
@@ -221,13 +235,15 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const nodeOptions = [process.env.NODE_OPTIONS ?? '', `--import=${pathToFileURL(PROBE).href}`].join(' ').trim();
-  const target = await startTarget(engine, 1, { env: { NODE_OPTIONS: nodeOptions, SOAK_PROBE_FILE: probeFile } });
+  // On sql.js the metrics listener tells the database's size in memory (the same on every minute, so it moves no drift).
+  const metricsPort = engine === 'sqljs' ? await freePort() : null;
+  const target = await startTarget(engine, 1, { env: { NODE_OPTIONS: nodeOptions, SOAK_PROBE_FILE: probeFile, ...(metricsPort === null ? {} : { METRICS_PORT: String(metricsPort) }) } });
   let vacuum: Vacuum | null = null;
   try {
     const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
     const hook = await postJson(target.services[0]!, target.apiKey, '/v1/webhooks', { url, events: ['application.approved', 'document.uploaded'] });
     if (hook.status !== 201) throw new Error(`registering the webhook endpoint answered ${hook.status}`);
-    const soak = new Soak(target);
+    const soak = new Soak(target, metricsPort);
     vacuum = target.database ? await standInForAutovacuum(target.database.url) : null;
     soak.vacuum = vacuum;
     console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients`);

@@ -22,6 +22,8 @@ export interface MetricSources {
   outboxBacklog?(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
   /** sql.js: 'degraded' while the disk refuses writes. */
   storageState?(): 'ok' | 'degraded' | 'closed';
+  /** sql.js: the database's size in memory. */
+  databaseBytes?(): number;
   /** PostgreSQL: the pool's connections and the callers waiting for one. */
   pool?(): { total: number; idle: number; waiting: number };
   now(): number;
@@ -143,6 +145,17 @@ export class Metrics {
         registers,
         collect() {
           this.set(state() === 'degraded' ? 1 : 0);
+        },
+      });
+    }
+    if (sources.databaseBytes) {
+      const databaseBytes = sources.databaseBytes;
+      new Gauge({
+        name: 'mos_store_database_bytes',
+        help: 'sql.js: the database held in memory, in bytes; the service\'s memory grows with it by design.',
+        registers,
+        collect() {
+          this.set(databaseBytes());
         },
       });
     }

@@ -117,6 +117,8 @@ export interface Store {
   listen?(channel: string, listener: () => void): () => void;
   /** sql.js only: 'degraded' while the disk refuses writes (reads still answer), 'closed' once closed. */
   storageState?(): 'ok' | 'degraded' | 'closed';
+  /** sql.js only: the database's size in memory, in bytes (the service's memory grows with it by design). */
+  databaseBytes?(): number;
   /** Reports the engine's work to `observer` from now on (metrics and traces; see StoreObserver); null stops it. */
   observe?(observer: StoreObserver | null): void;
 }

@@ -145,7 +145,14 @@ describe('a known mix of requests', () => {
       expect(values.get('mos_store_checkpoint_duration_seconds_count{kind="checkpoint"}')).toBe(1);
       expect(values.get('mos_store_checkpoint_duration_seconds_count{kind="snapshot"}')).toBe(1);
       expect(values.get('mos_store_degraded')).toBe(0);
+      // The database in memory, exactly as SQLite counts its pages.
+      const [pages, pageSize] = await app.ctx.store.read(async (db) => [
+        Number((await db.get<{ page_count: number }>('PRAGMA page_count'))!.page_count),
+        Number((await db.get<{ page_size: number }>('PRAGMA page_size'))!.page_size),
+      ]);
+      expect(values.get('mos_store_database_bytes')).toBe(pages! * pageSize!);
     } else {
+      expect(values.has('mos_store_database_bytes')).toBe(false);
       for (const phase of ['pool_wait', 'query', 'commit']) {
         expect(values.get(`mos_store_phase_duration_seconds_count{engine="postgres",phase="${phase}"}`)).toBeGreaterThan(0);
       }

@@ -8,7 +8,7 @@ import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { SCHEMA_MIGRATIONS_DDL } from '../core/migrate.ts';
 import type { Row, SqlParams, SqlValue } from '../store.ts';
 import { STATEMENT_CACHE_SIZE, instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
-import { loadSqlJsModule } from './sqlJsLoader.ts';
+import { loadSqlJsModule, withExportRoom, type LoadedSqlJs } from './sqlJsLoader.ts';
 
 export type Mode = 'run' | 'get' | 'all' | 'values';
 
@@ -17,13 +17,13 @@ const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KE
 let sqlJs: Promise<SqlJsStatic> | undefined;
 /** sql.js's WebAssembly memory, for the raw statements (see rawStatements.ts); null until caught. */
 let sqlJsMemory: Parameters<typeof openRawStatements>[2] = null;
-/** Whether sql.js's files grow by doubling (sqlJsLoader.ts); false until loaded, and where its text was not recognised. */
-export let sqlJsFileGrowthPatched = false;
+/** Which of sqlJsLoader.ts's changes the loaded sql.js took (none until loaded). */
+export let sqlJsPatched: LoadedSqlJs['patched'] = { fileGrowth: false, exportBuffer: false };
 export function loadSqlJs(): Promise<SqlJsStatic> {
   if (!sqlJs) {
     const wasm = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
     const { initSqlJs, patched } = loadSqlJsModule();
-    sqlJsFileGrowthPatched = patched;
+    sqlJsPatched = patched;
     sqlJs = initSqlJs({ locateFile: () => wasm, ...instantiateCapturingMemory(wasm, (memory) => (sqlJsMemory = memory)) } as Parameters<typeof initSqlJs>[0]);
     sqlJs.catch(() => (sqlJs = undefined));
   }
@@ -104,10 +104,18 @@ export class Connection {
    * The whole database, recording `lsn` as the last it holds. sql.js (1.16, the version installed) copies it through
    * SQLite's backup API on the open connection, so prepared statements and settings stay: closing
    * and reopening, as it once did, made every checkpoint cost each cached statement a new prepare.
+   * The image is written into `room` when it is large enough (memory touched beforehand, outside
+   * the queue: exportRoom.ts), and is then a view of it.
    */
-  export(lsn: number): Uint8Array {
+  export(lsn: number, room: Uint8Array | null = null): Uint8Array {
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [lsn]);
-    return this.db.export();
+    return withExportRoom(room, () => this.db.export());
+  }
+
+  /** The database's size in bytes (its pages), as an export of it now would be. */
+  bytes(): number {
+    const [count, size] = this.db.exec('PRAGMA page_count; PRAGMA page_size').map((result) => Number(result.values[0]![0]));
+    return count! * size!;
   }
 
   /** Multi-statement text (migrations, VACUUM), outside the statement cache. */

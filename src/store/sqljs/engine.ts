@@ -11,6 +11,7 @@ import { applyMigrations, loadMigrations, type Migration } from '../core/migrate
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, StoreObserver, Tx } from '../store.ts';
 import { Checkpoints, type CheckpointHost } from './checkpoints.ts';
+import { preparedExportRoom } from './exportRoom.ts';
 import { Connection, TX_CONTROL, bindable, isPureRead, type Mode } from './connection.ts';
 import type { EngineFiles, EngineLog } from './dataDir.ts';
 import { DegradedMode, type DegradedHost } from './degradedMode.ts';
@@ -210,12 +211,13 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
 
   /**
    * A consistent copy for a backup: the database image at one LSN, taken in the queue (writes wait
-   * only for the in-memory copy), with `alsoRead` run on the same state in the same job. Resolves
+   * only for the in-memory copy, into memory made ready before: exportRoom.ts), with `alsoRead` run on the same state in the same job. Resolves
    * once everything up to that LSN is durable in the journal, so the copy never holds a write the
    * live store could still lose.
    */
   async backupImage<T>(alsoRead: (db: SqlExecutor) => Promise<T>): Promise<{ image: Uint8Array; lsn: number; read: T }> {
     this.assertAccepting('backup', true);
+    const room = await preparedExportRoom(this.connection.bytes());
     const { taken, durable } = await this.queue.enqueue(async () => {
       const connection = this.connection;
       const select = (sql: string, params: SqlParams | undefined, mode: Mode) => {
@@ -234,10 +236,14 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
       };
       const read = await alsoRead(executor);
       const lsn = this.lsn;
-      return { taken: { image: connection.export(lsn), lsn, read }, durable: this.journal.flushed() };
+      return { taken: { image: connection.export(lsn, room), lsn, read }, durable: this.journal.flushed() };
     });
     await durable;
     return taken;
+  }
+
+  databaseBytes(): number {
+    return this.queue.closed ? 0 : this.connection.bytes();
   }
 
   isOpen(): boolean {

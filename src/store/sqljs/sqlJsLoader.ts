@@ -1,19 +1,25 @@
 /**
- * Loads sql.js with one change to its in-memory file system: how a file's storage grows.
+ * Loads sql.js with two changes to how it handles its in-memory files, both for a database that
+ * has grown large.
  *
- * Why: the database is a file in Emscripten's MEMFS, one contiguous Uint8Array. When SQLite
- * writes past its end, MEMFS allocates a new array and copies the whole file into it, growing by
- * only 1/8 each time past 1 MiB. A database that grows by appends (every insert) is then copied
- * in full every eighth of its size, inside a COMMIT, holding every request: about 8 copies of the
- * final size in all, each into fresh memory whose first touch costs more than the copy (5 ms per
- * MiB on the 2-core machines; 2.5 s for one copy at 500 MB). In the soak's profile at 540 MB it was
- * 7 % of the service's time, the largest share that grew with the database. Growing by the
- * file's size (doubling, up to 1 GiB a step) copies at most about the final size in all. The
- * capacity beyond the file's end is never written, so it costs address space, not memory.
+ * 1. How a file's storage grows. The database is a file in Emscripten's MEMFS, one contiguous
+ *    Uint8Array. When SQLite writes past its end, MEMFS allocates a new array and copies the whole
+ *    file into it, growing by only 1/8 each time past 1 MiB. A database that grows by appends
+ *    (every insert) is then copied in full every eighth of its size, inside a COMMIT, holding every
+ *    request: about 8 copies of the final size in all, each into fresh memory whose first touch
+ *    costs more than the copy (5 ms per MiB on the 2-core machines; 2.5 s for one copy at 500 MB).
+ *    In the soak's profile at 540 MB it was 7 % of the service's time, the largest share that grew
+ *    with the database. Growing by the file's size (doubling, up to 1 GiB a step) copies at most
+ *    about the final size in all. The capacity beyond the file's end is never written, so it costs
+ *    address space, not memory.
+ * 2. Where an export is written. Database.export() copies the database into a new array, inside the
+ *    write queue; touching that fresh memory was most of the copy's time (2.6 s at 550 MB). With
+ *    `withExportRoom` the caller hands it memory it has already touched, outside the queue
+ *    (exportRoom.ts).
  *
- * How: sql.js's distributed module is compiled here from its own text, with the growth expression
- * replaced by a call to `fileCapacity`. Where the text is not found (another sql.js version) the
- * module is loaded unchanged and `patched` says so: correctness does not depend on it, and
+ * How: sql.js's distributed module is compiled here from its own text, each expression replaced by
+ * a call to a hook. Where an expression is not found (another sql.js version) it is left as it is
+ * and `patched` says so: correctness does not depend on either, and
  * test/unit/store/sqljs/sqlJsLoader.test.ts fails for the installed version.
  */
 import { readFileSync } from 'node:fs';
@@ -34,32 +40,72 @@ export function nextFileCapacity(capacity: number, needed: number): number {
 
 /** MEMFS's `newCapacity = Math.max(newCapacity, prev * (prev < 1 MiB ? 2 : 1.125) >>> 0)`, as minified in sql.js 1.16. */
 const GROWTH_EXPRESSION = /(\w+)=Math\.max\(\1,(\w+)\*\(\2<1048576\?2:1\.125\)>>>0\)/g;
+/** export()'s `binaryDb = new Uint8Array(page_count * page_size)`, as minified in sql.js 1.16. */
+const EXPORT_ALLOCATION = /(\w+)=new Uint8Array\((\w+)\[0\]\.values\[0\]\[0\]\*\2\[1\]\.values\[0\]\[0\]\)/g;
+
+/** `source` with `pattern`'s one occurrence replaced; null unless it occurs exactly once. */
+function replaceOnce(source: string, pattern: RegExp, replacement: (...groups: string[]) => string): string | null {
+  if (source.match(pattern)?.length !== 1) return null;
+  return source.replace(pattern, (_all: string, ...groups: string[]) => replacement(...groups));
+}
 
 /** The module's text with its growth expression calling `fileCapacityName`; null unless it occurs exactly once. */
 export function patchFileGrowth(source: string, fileCapacityName: string): string | null {
-  const found = source.match(GROWTH_EXPRESSION);
-  if (found?.length !== 1) return null;
-  return source.replace(GROWTH_EXPRESSION, (_all, needed: string, capacity: string) => `${needed}=${fileCapacityName}(${capacity},${needed})`);
+  return replaceOnce(source, GROWTH_EXPRESSION, (needed, capacity) => `${needed}=${fileCapacityName}(${capacity},${needed})`);
+}
+
+/** The module's text with export()'s array taken from `exportBufferName`; null unless it occurs exactly once. */
+export function patchExportBuffer(source: string, exportBufferName: string): string | null {
+  return replaceOnce(source, EXPORT_ALLOCATION, (target, sizes) => `${target}=${exportBufferName}(${sizes}[0].values[0][0]*${sizes}[1].values[0][0])`);
+}
+
+let room: Uint8Array | null = null;
+
+/**
+ * Runs `exporting` (a synchronous Database.export()) with `exportRoom` as the memory the image is
+ * written into, when it is large enough; the image returned is then a view of it. Each room must
+ * serve one export only: the image lives in it.
+ */
+export function withExportRoom<T>(exportRoom: Uint8Array | null, exporting: () => T): T {
+  room = exportRoom;
+  try {
+    return exporting();
+  } finally {
+    room = null;
+  }
+}
+
+function exportBuffer(bytes: number): Uint8Array {
+  const given = room;
+  room = null;
+  return given !== null && given.length >= bytes ? given.subarray(0, bytes) : new Uint8Array(bytes);
+}
+
+export interface SqlJsHooks {
+  fileCapacity(capacity: number, needed: number): number;
+  exportBuffer(bytes: number): Uint8Array;
 }
 
 export interface LoadedSqlJs {
   initSqlJs: InitSqlJs;
-  /** Whether the growth rule is `fileCapacity` (false: sql.js's own, this version's text was not recognised). */
-  patched: boolean;
+  /** Which hooks this version's text took (false: sql.js's own behaviour, the text was not recognised). */
+  patched: { fileGrowth: boolean; exportBuffer: boolean };
 }
 
-const CAPACITY_PARAMETER = '__fileCapacity';
+const HOOKS_PARAMETER = '__mosHooks';
 
-/** sql.js's Node entry point, its file growth following `fileCapacity` (nextFileCapacity unless a test says otherwise). */
-export function loadSqlJsModule(fileCapacity: (capacity: number, needed: number) => number = nextFileCapacity): LoadedSqlJs {
+/** sql.js's Node entry point with the hooks above (a test may give its own). */
+export function loadSqlJsModule(hooks: SqlJsHooks = { fileCapacity: nextFileCapacity, exportBuffer }): LoadedSqlJs {
   const require = createRequire(import.meta.url);
   const entry = require.resolve('sql.js/dist/sql-wasm.js');
   const source = readFileSync(entry, 'utf8');
-  const patched = patchFileGrowth(source, CAPACITY_PARAMETER);
-  if (patched === null) return { initSqlJs: require(entry) as InitSqlJs, patched: false };
-  // The CommonJS wrapper Node itself gives the file, plus the growth rule.
-  const compiled = vm.compileFunction(patched, ['exports', 'require', 'module', '__filename', '__dirname', CAPACITY_PARAMETER], { filename: entry });
+  const grown = patchFileGrowth(source, `${HOOKS_PARAMETER}.fileCapacity`);
+  const exported = patchExportBuffer(grown ?? source, `${HOOKS_PARAMETER}.exportBuffer`);
+  const patched = { fileGrowth: grown !== null, exportBuffer: exported !== null };
+  if (!patched.fileGrowth && !patched.exportBuffer) return { initSqlJs: require(entry) as InitSqlJs, patched };
+  // The CommonJS wrapper Node itself gives the file, plus the hooks.
+  const compiled = vm.compileFunction(exported ?? grown!, ['exports', 'require', 'module', '__filename', '__dirname', HOOKS_PARAMETER], { filename: entry });
   const module = { exports: {} as unknown };
-  compiled.call(module.exports, module.exports, createRequire(entry), module, entry, path.dirname(entry), fileCapacity);
-  return { initSqlJs: module.exports as InitSqlJs, patched: true };
+  compiled.call(module.exports, module.exports, createRequire(entry), module, entry, path.dirname(entry), hooks);
+  return { initSqlJs: module.exports as InitSqlJs, patched };
 }

@@ -50,6 +50,8 @@ export interface SqlJsStoreExtra {
   checkpoint(): Promise<void>;
   stats(): StoreStats;
   storageState(): StorageState;
+  /** The database's size in memory, in bytes (its pages); 0 once closed. */
+  databaseBytes(): number;
   /**
    * Seals every secret under a new key. With a key file: writes the new key beside it, re-seals,
    * then replaces the file. With SECRETS_KEY from the environment this is refused (change the

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SqlJsStatic } from 'sql.js';
 import { describe, expect, it } from 'vitest';
-import { loadSqlJsModule, nextFileCapacity, patchFileGrowth } from '../../../../src/store/sqljs/sqlJsLoader.ts';
+import { loadSqlJsModule, nextFileCapacity, patchExportBuffer, patchFileGrowth, withExportRoom } from '../../../../src/store/sqljs/sqlJsLoader.ts';
 
 const require = createRequire(import.meta.url);
 const WASM = require.resolve('sql.js/dist/sql-wasm.wasm');
@@ -17,6 +17,14 @@ describe('sql.js file growth', () => {
     expect(patched).not.toBeNull();
     expect(patched).toMatch(/(\w+)=__grow\((\w+),\1\)/);
     expect(patched).not.toContain('1.125');
+  });
+
+  it("recognises the installed sql.js's export allocation exactly once", () => {
+    const source = readFileSync(require.resolve('sql.js/dist/sql-wasm.js'), 'utf8');
+    const patched = patchExportBuffer(source, '__room');
+    expect(patched).not.toBeNull();
+    expect(patched).toMatch(/(\w+)=__room\((\w+)\[0\]\.values\[0\]\[0\]\*\2\[1\]\.values\[0\]\[0\]\)/);
+    expect(patchExportBuffer('var a = new Uint8Array(3);', '__room')).toBeNull();
   });
 
   it('leaves a text alone unless the expression occurs exactly once', () => {
@@ -36,12 +44,15 @@ describe('sql.js file growth', () => {
 
   it('grows a database that SQLite appends to geometrically, and keeps every row', async () => {
     const steps: Array<[number, number]> = [];
-    const { initSqlJs, patched } = loadSqlJsModule((capacity, needed) => {
-      const next = nextFileCapacity(capacity, needed);
-      steps.push([capacity, next]);
-      return next;
+    const { initSqlJs, patched } = loadSqlJsModule({
+      fileCapacity(capacity, needed) {
+        const next = nextFileCapacity(capacity, needed);
+        steps.push([capacity, next]);
+        return next;
+      },
+      exportBuffer: (bytes) => new Uint8Array(bytes),
     });
-    expect(patched).toBe(true);
+    expect(patched.fileGrowth).toBe(true);
     const SQL: SqlJsStatic = await initSqlJs({ locateFile: () => WASM });
     const db = new SQL.Database();
     try {
@@ -55,6 +66,37 @@ describe('sql.js file growth', () => {
       expect(fileSteps.length).toBeGreaterThan(0);
       expect(fileSteps.length).toBeLessThanOrEqual(6);
       for (const [capacity, next] of fileSteps) expect(next).toBeGreaterThanOrEqual(2 * capacity);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('an export into a room made ready beforehand', () => {
+  it('writes the image into the room when it is large enough, and into a new array when not', async () => {
+    const { initSqlJs, patched } = loadSqlJsModule();
+    expect(patched).toEqual({ fileGrowth: true, exportBuffer: true });
+    const SQL: SqlJsStatic = await initSqlJs({ locateFile: () => WASM });
+    const db = new SQL.Database();
+    try {
+      db.run('CREATE TABLE applications (id TEXT PRIMARY KEY, amount INTEGER NOT NULL)');
+      for (let i = 0; i < 2_000; i++) db.run('INSERT INTO applications VALUES (?, ?)', [`app_${i}`, 100_000 + i]);
+      const plain = db.export();
+      const room = new Uint8Array(plain.length + 65_536);
+      const intoRoom = withExportRoom(room, () => db.export());
+      expect(intoRoom.buffer).toBe(room.buffer);
+      expect(Buffer.from(intoRoom).equals(Buffer.from(plain))).toBe(true);
+      const tooSmall = new Uint8Array(plain.length - 4096);
+      const elsewhere = withExportRoom(tooSmall, () => db.export());
+      expect(elsewhere.buffer).not.toBe(tooSmall.buffer);
+      expect(Buffer.from(elsewhere).equals(Buffer.from(plain))).toBe(true);
+      // A room serves one export: the next, given none, does not write over the image in it.
+      const next = db.export();
+      expect(next.buffer).not.toBe(room.buffer);
+      // The image reopens as the same database.
+      const reopened = new SQL.Database(intoRoom);
+      expect(reopened.exec('SELECT count(*), sum(amount) FROM applications')[0]!.values[0]).toEqual([2_000, 2_000 * 100_000 + (1_999 * 2_000) / 2]);
+      reopened.close();
     } finally {
       db.close();
     }
