@@ -19,6 +19,7 @@ async function exported(): Promise<Map<string, Set<string>>> {
   const metrics = new Metrics({
     outboxBacklog: async () => ({ pending: 0, oldestCreatedAt: null }),
     storageState: () => 'ok',
+    databaseBytes: () => 0,
     pool: () => ({ total: 1, idle: 1, waiting: 0 }),
     now: () => Date.now(),
   });
