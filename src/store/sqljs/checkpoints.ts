@@ -133,10 +133,11 @@ export class Checkpoints {
 
   /**
    * The checkpoint the journal's size calls for, holding the queue only while the database is
-   * exported (in memory, into memory made ready before: exportRoom.ts) and, after, while the journal is cut to what came after the export. The
-   * snapshot is hashed, written, fsynced and renamed into place meanwhile, while transactions go on
-   * appending to the journal: done in the queue, that held every request for 100-300 ms over a
-   * 30-80 MB database (issue 17's quotes bench), longer as the database grows.
+   * exported (in memory, into memory made ready before: exportRoom.ts) and, after, while the
+   * journal is cut to what came after the export. The snapshot is hashed, written, fsynced and
+   * renamed into place meanwhile, while transactions go on appending to the journal: done in the
+   * queue, that held every request for 100-300 ms over a 30-80 MB database (issue 17's quotes
+   * bench), longer as the database grows.
    */
   private async background(): Promise<void> {
     const host = this.host;

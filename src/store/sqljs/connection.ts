@@ -14,17 +14,20 @@ export type Mode = 'run' | 'get' | 'all' | 'values';
 
 const META_DDL = 'CREATE TABLE IF NOT EXISTS _engine_meta (id INTEGER PRIMARY KEY CHECK (id = 1), last_lsn INTEGER NOT NULL)';
 
-let sqlJs: Promise<SqlJsStatic> | undefined;
+/** sql.js, loaded once, with which of sqlJsLoader.ts's changes it took. */
+interface LoadedModule {
+  SQL: SqlJsStatic;
+  patched: LoadedSqlJs['patched'];
+}
+
+let sqlJs: Promise<LoadedModule> | undefined;
 /** sql.js's WebAssembly memory, for the raw statements (see rawStatements.ts); null until caught. */
 let sqlJsMemory: Parameters<typeof openRawStatements>[2] = null;
-/** Which of sqlJsLoader.ts's changes the loaded sql.js took (none until loaded). */
-export let sqlJsPatched: LoadedSqlJs['patched'] = { fileGrowth: false, exportBuffer: false };
-export function loadSqlJs(): Promise<SqlJsStatic> {
+export function loadSqlJs(): Promise<LoadedModule> {
   if (!sqlJs) {
     const wasm = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
     const { initSqlJs, patched } = loadSqlJsModule();
-    sqlJsPatched = patched;
-    sqlJs = initSqlJs({ locateFile: () => wasm, ...instantiateCapturingMemory(wasm, (memory) => (sqlJsMemory = memory)) } as Parameters<typeof initSqlJs>[0]);
+    sqlJs = initSqlJs({ locateFile: () => wasm, ...instantiateCapturingMemory(wasm, (memory) => (sqlJsMemory = memory)) } as Parameters<typeof initSqlJs>[0]).then((SQL) => ({ SQL, patched }));
     sqlJs.catch(() => (sqlJs = undefined));
   }
   return sqlJs;
@@ -101,9 +104,10 @@ export class Connection {
   }
 
   /**
-   * The whole database, recording `lsn` as the last it holds. sql.js (1.16, the version installed) copies it through
-   * SQLite's backup API on the open connection, so prepared statements and settings stay: closing
-   * and reopening, as it once did, made every checkpoint cost each cached statement a new prepare.
+   * The whole database, recording `lsn` as the last it holds. sql.js (1.16, the version installed)
+   * copies it through SQLite's backup API on the open connection, so prepared statements and
+   * settings stay: closing and reopening, as it once did, made every checkpoint cost each cached
+   * statement a new prepare.
    * The image is written into `room` when it is large enough (memory touched beforehand, outside
    * the queue: exportRoom.ts), and is then a view of it.
    */

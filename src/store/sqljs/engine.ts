@@ -211,9 +211,9 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
 
   /**
    * A consistent copy for a backup: the database image at one LSN, taken in the queue (writes wait
-   * only for the in-memory copy, into memory made ready before: exportRoom.ts), with `alsoRead` run on the same state in the same job. Resolves
-   * once everything up to that LSN is durable in the journal, so the copy never holds a write the
-   * live store could still lose.
+   * only for the in-memory copy, into memory made ready before: exportRoom.ts), with `alsoRead`
+   * run on the same state in the same job. Resolves once everything up to that LSN is durable in
+   * the journal, so the copy never holds a write the live store could still lose.
    */
   async backupImage<T>(alsoRead: (db: SqlExecutor) => Promise<T>): Promise<{ image: Uint8Array; lsn: number; read: T }> {
     this.assertAccepting('backup', true);

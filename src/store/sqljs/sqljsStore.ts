@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { Database } from 'sql.js';
 import { StorageWriteError, StoreCorruptionError } from '../core/errors.ts';
 import { SECRETS_KEY_FILE, loadKeyring } from '../core/sealing.ts';
-import { loadSqlJs, sqlJsPatched } from './connection.ts';
+import { loadSqlJs } from './connection.ts';
 import { engineFiles, prepareDataDir, readOptional, removeLeftovers } from './dataDir.ts';
 import { PROBE_FILE } from './degradedMode.ts';
 import { SqlJsEngine } from './engine.ts';
@@ -49,9 +49,9 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   let db: Database | undefined;
   let engine: SqlJsEngine | undefined;
   try {
-    const SQL = await loadSqlJs();
-    if (!sqlJsPatched.fileGrowth || !sqlJsPatched.exportBuffer) {
-      options.onLog?.('warn', 'this sql.js version was not recognised: a large database is copied in memory more often, and checkpoints hold requests longer (sqlJsLoader.ts)', { dataDir: dir, ...sqlJsPatched });
+    const { SQL, patched } = await loadSqlJs();
+    if (!patched.fileGrowth || !patched.exportBuffer) {
+      options.onLog?.('warn', 'this sql.js version was not recognised: a large database is copied in memory more often, and checkpoints hold requests longer (sqlJsLoader.ts)', { dataDir: dir, ...patched });
     }
     await removeLeftovers(files, PROBE_FILE);
     const manifest = await readManifest(dir);
