@@ -145,6 +145,8 @@ interface DatabaseConfig {
   url: string | null;
   /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most (default 10). */
   poolMax: number;
+  /** DATABASE_EXPORT_WORKERS: parallel workers a big CSV export may add on PostgreSQL (default 1; 0 keeps it to one core). */
+  exportWorkers: number;
 }
 
 /** Settings of webhook delivery; see docs/partners/webhooks.md. */
@@ -332,7 +334,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       problems.push('DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos');
     }
   }
-  const database: DatabaseConfig = { url: databaseUrl, poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems) };
+  const poolMax = integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems);
+  const database: DatabaseConfig = { url: databaseUrl, poolMax, exportWorkers: integer(env, 'DATABASE_EXPORT_WORKERS', 1, 0, 8, problems) };
 
   const dashboard: DashboardConfig = {
     sessionIdleMinutes: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 30, 1, 24 * 60, problems),

@@ -119,9 +119,10 @@ describe('loadConfig', () => {
     expect(problemsOf({ PUBLIC_BASE_URL: 'api.lender.example' })).toHaveLength(1);
   });
 
-  it('selects PostgreSQL with DATABASE_URL (sql.js in DATA_DIR without it) and sizes its pool with DATABASE_POOL_MAX', () => {
-    expect(loadConfig({}, CWD).database).toEqual({ url: null, poolMax: 10 });
-    expect(loadConfig({ DATABASE_URL: ' postgres://127.0.0.1/mos ', DATABASE_POOL_MAX: '25' }, CWD).database).toEqual({ url: 'postgres://127.0.0.1/mos', poolMax: 25 });
+  it('selects PostgreSQL with DATABASE_URL (sql.js in DATA_DIR without it), sizes its pool with DATABASE_POOL_MAX and an export\'s workers with DATABASE_EXPORT_WORKERS', () => {
+    expect(loadConfig({}, CWD).database).toEqual({ url: null, poolMax: 10, exportWorkers: 1 });
+    expect(loadConfig({ DATABASE_URL: ' postgres://127.0.0.1/mos ', DATABASE_POOL_MAX: '25', DATABASE_EXPORT_WORKERS: '0' }, CWD).database).toEqual({ url: 'postgres://127.0.0.1/mos', poolMax: 25, exportWorkers: 0 });
+    expect(problemsOf({ DATABASE_EXPORT_WORKERS: '9' })).toEqual(['DATABASE_EXPORT_WORKERS must be from 0 to 8, got 9']);
     expect(loadConfig({ DATABASE_URL: 'postgresql://mos@db.internal:5433/mos?sslmode=require' }, CWD).database.url).toBe('postgresql://mos@db.internal:5433/mos?sslmode=require');
     expect(problemsOf({ DATABASE_POOL_MAX: '0' })).toEqual(['DATABASE_POOL_MAX must be from 1 to 1000, got 0']);
     expect(problemsOf({ DATABASE_POOL_MAX: 'lots' })).toEqual(['DATABASE_POOL_MAX must be a whole number from 1 to 1000, got "lots"']);

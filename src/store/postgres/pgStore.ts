@@ -51,6 +51,8 @@ export interface PgStoreOptions {
   url: string;
   /** Connections in the pool (DATABASE_POOL_MAX). */
   poolMax?: number;
+  /** Parallel workers a CSV export's COPY may add (DATABASE_EXPORT_WORKERS, default 1). */
+  exportWorkers?: number;
   /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/migrations/postgres`. */
   migrationsDir?: string;
   /** Shown in pg_stat_activity. */
@@ -135,7 +137,7 @@ class PgEngine implements PgStore {
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
-    this.copies = new CopyOutPool(config, (err) => this.log('warn', 'COPY connection failed', { err: err.message }));
+    this.copies = new CopyOutPool(config, (err) => this.log('warn', 'COPY connection failed', { err: err.message }), options.exportWorkers ?? 1);
     this.memo = new SharedMemo(
       () => this.notifications.isListening(MEMO_CHANNEL),
       undefined,
