@@ -78,10 +78,14 @@ export async function startTarget(engine: 'sqljs' | 'postgres', instances: numbe
 export async function cpuMeter(target: Target): Promise<() => Promise<{ serviceUs: number; databaseUs: number }>> {
   const servicePids = target.services.map((s) => s.pid);
   const databasePids = await backendPids(target);
-  const [serviceBefore, databaseBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
+  // A big export's parallel workers start and end within it: their CPU is read from the postmaster,
+  // which reaps them (with any other backend that ends meanwhile; the bench runs alone).
+  const postmaster = databasePids.length > 0 ? ((await processCpuMicros(databasePids[0]!))?.parentPid ?? null) : null;
+  const reaped = async () => (postmaster === null ? 0 : ((await processCpuMicros(postmaster))?.reapedChildrenUs ?? 0));
+  const [serviceBefore, databaseBefore, reapedBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids), await reaped()];
   return async () => {
-    const [serviceAfter, databaseAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids)];
-    return { serviceUs: spent(serviceBefore, serviceAfter), databaseUs: spent(databaseBefore, databaseAfter) };
+    const [serviceAfter, databaseAfter, reapedAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids), await reaped()];
+    return { serviceUs: spent(serviceBefore, serviceAfter), databaseUs: spent(databaseBefore, databaseAfter) + (reapedAfter - reapedBefore) };
   };
 }
 

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 /** Clock ticks per second of utime and stime: USER_HZ, 100 on every Linux architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
-export async function processCpuMicros(pid: number): Promise<{ userUs: number; systemUs: number } | null> {
+export async function processCpuMicros(pid: number): Promise<{ userUs: number; systemUs: number; reapedChildrenUs: number; parentPid: number } | null> {
   let stat: string;
   try {
     stat = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -20,6 +20,8 @@ export async function processCpuMicros(pid: number): Promise<{ userUs: number; s
   // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12 here.
   const user = Number(fields[11]);
   const system = Number(fields[12]);
+  // cutime and cstime: what the process's children used, once it has reaped them.
+  const children = Number(fields[13]) + Number(fields[14]);
   if (!Number.isFinite(user) || !Number.isFinite(system)) return null;
-  return { userUs: (user * 1e6) / TICKS_PER_SECOND, systemUs: (system * 1e6) / TICKS_PER_SECOND };
+  return { userUs: (user * 1e6) / TICKS_PER_SECOND, systemUs: (system * 1e6) / TICKS_PER_SECOND, reapedChildrenUs: (children * 1e6) / TICKS_PER_SECOND, parentPid: Number(fields[1]) };
 }
