@@ -11,7 +11,7 @@
  * W3C Trace Context both ways: an incoming `traceparent` becomes the request span's parent, and
  * outbound webhook deliveries carry the delivery span's (see traceHeaders).
  */
-import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 export type { Span, Tracer };
@@ -66,12 +66,26 @@ export interface SpanOptions {
 }
 
 /**
+ * True when `parent` holds a span of this process that its trace's sampler left unrecorded: every
+ * sampler this service offers (src/observability/tracingSdk.ts) would leave a child unrecorded too
+ * (the parent-based ones follow the parent, the ratio one decides by the trace id the child
+ * shares). A caller's `traceparent` (remote) and a remembered trace (sampled) are never this.
+ */
+function underUnsampledSpan(parent: Context): boolean {
+  const spanContext = trace.getSpanContext(parent);
+  return spanContext !== undefined && spanContext.isRemote !== true && (spanContext.traceFlags & TraceFlags.SAMPLED) === 0;
+}
+
+/**
  * Runs `fn` inside a span named `name` (a child of the active span), ended when `fn` settles; an
- * error marks the span and is rethrown. With no tracer, runs `fn` alone.
+ * error marks the span and is rethrown. With no tracer, runs `fn` alone; under a span its sampler
+ * did not record, too: a child would record nothing either, and making it (ids, a context switch)
+ * cost an unsampled request about as much as its recorded spans cost a sampled one.
  */
 export function inSpan<T>(tracer: Tracer | null, name: string, options: SpanOptions, fn: (span: Span | null) => Promise<T>): Promise<T> {
   if (tracer === null) return fn(null);
   const parent = options.parent ?? context.active();
+  if (underUnsampledSpan(parent)) return fn(null);
   return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent, async (span) => {
     try {
       return await fn(span);
