@@ -31,6 +31,7 @@ import { processCpuMicros } from '../lib/processCpu.ts';
 import { exportOnce, rssBytes } from './export.ts';
 import { fmt, reportGoal } from './goals.ts';
 import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
+import { DatabaseCpu } from './databaseCpu.ts';
 import { trendDrift } from './trend.ts';
 
 const MINUTES = Math.min(240, Math.max(1, Number(process.env.SOAK_MINUTES ?? 20)));
@@ -56,6 +57,10 @@ interface Minute {
   dbBytes: number;
   /** The service's CPU time (user + system, µs) over the samples that ended in this minute; null without /proc. */
   cpuUs: number | null;
+  /** PostgreSQL: its CPU (µs) for the load in this minute, the export and VACUUM apart; null on sql.js. */
+  dbCpuUs: number | null;
+  /** PostgreSQL: its CPU (µs) for this minute's export and VACUUM (the soak's own work, which grows with the data). */
+  dbOwnWorkUs: number | null;
 }
 
 /**
@@ -90,6 +95,8 @@ class Soak {
   readonly minutes: Minute[] = [];
   /** VACUUM in autovacuum's place (PostgreSQL with autovacuum off), once a minute after the export. */
   vacuum: Vacuum | null = null;
+  /** PostgreSQL's CPU for the soak's database. */
+  databaseCpu: DatabaseCpu | null = null;
   expectedDeliveries = 0;
   readonly errorSamples: string[] = [];
   private readonly started = performance.now();
@@ -104,7 +111,8 @@ class Soak {
   current(): Minute | undefined {
     const index = Math.floor((performance.now() - this.started) / 60_000);
     if (index >= MINUTES) return undefined;
-    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0, cpuUs: 0 });
+    const db = this.target.engine === 'postgres' ? 0 : null;
+    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0, cpuUs: 0, dbCpuUs: db, dbOwnWorkUs: db });
     return this.minutes[index];
   }
 
@@ -176,6 +184,7 @@ class Soak {
       const index = this.minutes.indexOf(minute);
       if (index !== exportedIn) {
         exportedIn = index;
+        if (this.databaseCpu && minute.dbCpuUs !== null) minute.dbCpuUs += await this.databaseCpu.sample();
         const t = performance.now();
         try {
           await exportOnce(service, this.target.apiKey, 'csv');
@@ -185,6 +194,7 @@ class Soak {
           if (this.errorSamples.length < 5) this.errorSamples.push(`export: ${String(err)}`);
         }
         await this.vacuum?.run();
+        if (this.databaseCpu && minute.dbOwnWorkUs !== null) minute.dbOwnWorkUs += await this.databaseCpu.sample();
       }
       const sampleInto = this.current() ?? minute;
       sampleInto.rss = rssBytes(service.pid);
@@ -192,6 +202,7 @@ class Soak {
       const cpuNow = await processCpuMicros(service.pid);
       sampleInto.cpuUs = cpuBefore && cpuNow && sampleInto.cpuUs !== null ? sampleInto.cpuUs + cpuNow.userUs + cpuNow.systemUs - cpuBefore.userUs - cpuBefore.systemUs : null;
       cpuBefore = cpuNow;
+      if (this.databaseCpu && sampleInto.dbCpuUs !== null) sampleInto.dbCpuUs += await this.databaseCpu.sample();
       try {
         sampleInto.heapUsed = (JSON.parse(readFileSync(probeFile, 'utf8')) as { heapUsed: number }).heapUsed;
       } catch {
@@ -239,6 +250,7 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
   const metricsPort = engine === 'sqljs' ? await freePort() : null;
   const target = await startTarget(engine, 1, { env: { NODE_OPTIONS: nodeOptions, SOAK_PROBE_FILE: probeFile, ...(metricsPort === null ? {} : { METRICS_PORT: String(metricsPort) }) } });
   let vacuum: Vacuum | null = null;
+  let databaseCpu: DatabaseCpu | null = null;
   try {
     const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
     const hook = await postJson(target.services[0]!, target.apiKey, '/v1/webhooks', { url, events: ['application.approved', 'document.uploaded'] });
@@ -246,8 +258,10 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
     const soak = new Soak(target, metricsPort);
     vacuum = target.database ? await standInForAutovacuum(target.database.url) : null;
     soak.vacuum = vacuum;
+    databaseCpu = target.database ? await DatabaseCpu.open(target.database.url) : null;
+    soak.databaseCpu = databaseCpu;
     console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients`);
-    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB  µs/op' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : ''));
+    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB  µs/op' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : '  db µs/op  export+vacuum db s'));
     let printed = 0;
     const printer = setInterval(() => {
       // A minute is printed once the next has begun.
@@ -264,6 +278,7 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
     report(engine, soak, received.size, duplicates);
   } finally {
     await vacuum?.close();
+    await databaseCpu?.close();
     await target.cleanup();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
     await rm(probeDir, { recursive: true, force: true });
@@ -272,13 +287,16 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
 
 const p99 = (m: Minute) => percentile([...m.latencies].sort((a, b) => a - b), 99);
 const cpuPerOp = (m: Minute): number | null => (m.cpuUs === null || m.ops === 0 ? null : m.cpuUs / m.ops);
+const dbCpuPerOp = (m: Minute): number | null => (m.dbCpuUs === null || m.ops === 0 ? null : m.dbCpuUs / m.ops);
 const memoryOf = (engine: string, m: Minute) => (engine === 'sqljs' ? m.rss - m.dbBytes : m.rss);
 
 function printMinute(engine: string, index: number, m: Minute): void {
   console.log(
     `  ${String(index + 1).padStart(4)}  ${fmt(m.ops).padStart(9)}  ${String(m.errors).padStart(6)}  ${fmt(p99(m), 1).padStart(7)}  ` +
       `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}  ${cpuPerOp(m) === null ? '     -' : fmt(cpuPerOp(m)!, 0).padStart(6)}` +
-      (engine === 'sqljs' ? `  ${fmt(m.dbBytes / MiB, 1).padStart(6)}  ${fmt((m.rss - m.dbBytes) / MiB, 1).padStart(10)}` : ''),
+      (engine === 'sqljs'
+        ? `  ${fmt(m.dbBytes / MiB, 1).padStart(6)}  ${fmt((m.rss - m.dbBytes) / MiB, 1).padStart(10)}`
+        : `  ${dbCpuPerOp(m) === null ? '-' : fmt(dbCpuPerOp(m)!, 0).padStart(8)}  ${m.dbOwnWorkUs === null ? '-' : fmt(m.dbOwnWorkUs / 1e6, 2).padStart(18)}`),
   );
 }
 
@@ -307,6 +325,13 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
   );
   const cpu = measured.map(cpuPerOp);
   if (cpu.every((c) => c !== null)) console.log(`  the service's CPU per operation (not a goal; export and background work included): trend ${pct(trendDrift(cpu as number[]))}`);
+  const dbCpu = measured.map(dbCpuPerOp);
+  if (engine === 'postgres' && dbCpu.every((c) => c !== null)) {
+    console.log(
+      `  PostgreSQL's CPU per operation (not a goal; the export and VACUUM apart): trend ${pct(trendDrift(dbCpu as number[]))}; ` +
+        `the export and VACUUM: ${fmt((first.dbOwnWorkUs ?? 0) / 1e6, 2)} s of its CPU in minute ${minutes.indexOf(first) + 1}, ${fmt((last.dbOwnWorkUs ?? 0) / 1e6, 2)} s in minute ${minutes.indexOf(last) + 1}`,
+    );
+  }
   console.log(`  errors ${errors}; webhooks delivered ${delivered}/${soak.expectedDeliveries} (${duplicates} redelivered)`);
   for (const sample of soak.errorSamples) console.log(`    error: ${sample}`);
   const met = rssDrift < 0.1 && p99Drift < 0.1 && opsDrift > -0.1 && errors === 0 && delivered >= soak.expectedDeliveries;
