@@ -4,6 +4,7 @@
  * TEST_ENGINE=postgres, and every app it starts gets a PostgreSQL database of its own.
  */
 import { createTempDatabase, type TempDatabase } from '../../scripts/lib/pgDatabase.ts';
+import pg from 'pg';
 
 export type TestEngine = 'sqljs' | 'postgres';
 
@@ -63,4 +64,15 @@ export async function openTestStore(): Promise<{ store: import('../../src/store/
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `fn` with a connection of its own to the database at `url`, closed after. */
+export async function withDatabaseClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
 }

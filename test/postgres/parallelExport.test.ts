@@ -14,7 +14,7 @@ import { exportCsvLines } from '../../src/store/exportCsvLines.ts';
 import type { ExportQuery } from '../../src/store/exportRecords.ts';
 import { openPgStore, type PgStore } from '../../src/store/postgres/pgStore.ts';
 import type { Store } from '../../src/store/store.ts';
-import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
+import { testDatabase, withDatabaseClient, type TempDatabase } from '../helpers/engine.ts';
 
 const sealer = new SecretKeyring(decodeSecretsKey('BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=', 'SECRETS_KEY'));
 const T0 = '2026-11-27T09:00:00.000Z';
@@ -31,15 +31,7 @@ async function open(exportWorkers: number): Promise<PgStore> {
   return store;
 }
 
-async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const withClient = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withDatabaseClient(database.url, fn);
 
 /** Parallel workers running in the test's database now. */
 const parallelWorkers = () =>

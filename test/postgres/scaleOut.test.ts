@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountWithCli, runAdmin, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
 import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
-import { testDatabase, type TempDatabase } from '../helpers/engine.ts';
+import { testDatabase, withDatabaseClient, type TempDatabase } from '../helpers/engine.ts';
 
 const BANK_SECRET = 'scale-out-test-bank-secret-0123456789abcdef';
 const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
@@ -232,15 +232,7 @@ describe('rate limits shared by the instances', () => {
   }, 60_000);
 });
 
-async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const withClient = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withDatabaseClient(database.url, fn);
 
 function countEvents(sql: string): Promise<number> {
   return withClient(async (client) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n));
