@@ -2,7 +2,8 @@
  * PostgreSQL's CPU time spent for one database, read from /proc between samples: each backend
  * connected to it (pg_stat_activity; a backend first seen counts from then on), plus what the
  * postmaster reaped meanwhile (parallel workers, which start and end within a query, and backends
- * that ended). For the soak, which tells the database's own growing cost from a slower machine.
+ * that ended). For the postgres bench's CPU per request and the soak, which tells the database's
+ * own growing cost from a slower machine.
  * The machine's PostgreSQL runs nothing else during a bench.
  */
 import pg from 'pg';
@@ -12,7 +13,8 @@ export class DatabaseCpu {
   private readonly client: pg.Client;
   private last = new Map<number, number>();
   private postmaster: number | null = null;
-  private reaped = 0;
+  /** The postmaster's reaped children's CPU at the last sample; null before the first read. */
+  private reaped: number | null = null;
 
   private constructor(client: pg.Client) {
     this.client = client;
@@ -46,7 +48,7 @@ export class DatabaseCpu {
     this.last = next;
     if (this.postmaster !== null) {
       const reaped = (await processCpuMicros(this.postmaster))?.reapedChildrenUs ?? this.reaped;
-      if (this.reaped > 0) used += reaped - this.reaped - countedOfGone;
+      if (reaped !== null && this.reaped !== null) used += reaped - this.reaped - countedOfGone;
       this.reaped = reaped;
     }
     return used;

@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { createTempDatabase, type TempDatabase } from '../lib/pgDatabase.ts';
 import { processCpuMicros } from '../lib/processCpu.ts';
 import { createAccountWithCli, startService, type ServiceProcess } from '../lib/spawnService.ts';
+import { DatabaseCpu } from './databaseCpu.ts';
 
 export const BANK_SECRET = 'bench-bank-secret-0123456789abcdef0123456789';
 export const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
@@ -71,21 +71,22 @@ export async function startTarget(engine: 'sqljs' | 'postgres', instances: numbe
 }
 
 /**
- * Starts counting the CPU time (µs) of the target's service processes and of the PostgreSQL
- * backends connected to its database (those present at the start); the function returned reads it.
- * A backend that connects meanwhile is not counted: the pools are warm by then.
+ * Starts counting the CPU time (µs) of the target's service processes and of PostgreSQL for its
+ * database (./databaseCpu.ts: its backends, and the parallel workers an export starts); the
+ * function returned reads it. A backend that connects meanwhile is not counted: the pools are warm
+ * by then.
  */
 export async function cpuMeter(target: Target): Promise<() => Promise<{ serviceUs: number; databaseUs: number }>> {
   const servicePids = target.services.map((s) => s.pid);
-  const databasePids = await backendPids(target);
-  // A big export's parallel workers start and end within it: their CPU is read from the postmaster,
-  // which reaps them (with any other backend that ends meanwhile; the bench runs alone).
-  const postmaster = databasePids.length > 0 ? ((await processCpuMicros(databasePids[0]!))?.parentPid ?? null) : null;
-  const reaped = async () => (postmaster === null ? 0 : ((await processCpuMicros(postmaster))?.reapedChildrenUs ?? 0));
-  const [serviceBefore, databaseBefore, reapedBefore] = [await cpuMicros(servicePids), await cpuMicros(databasePids), await reaped()];
+  const database = target.database ? await DatabaseCpu.open(target.database.url) : null;
+  const serviceBefore = await cpuMicros(servicePids);
   return async () => {
-    const [serviceAfter, databaseAfter, reapedAfter] = [await cpuMicros(servicePids), await cpuMicros(databasePids), await reaped()];
-    return { serviceUs: spent(serviceBefore, serviceAfter), databaseUs: spent(databaseBefore, databaseAfter) + (reapedAfter - reapedBefore) };
+    const serviceUs = spent(serviceBefore, await cpuMicros(servicePids));
+    try {
+      return { serviceUs, databaseUs: (await database?.sample()) ?? 0 };
+    } finally {
+      await database?.close();
+    }
   };
 }
 
@@ -97,19 +98,6 @@ export interface LoadFigures {
   /** CPU time per request (user + system, µs) of the service processes and of the PostgreSQL backends serving them: steadier than req/s on a shared machine. */
   serviceCpuUs: number;
   databaseCpuUs: number;
-}
-
-/** The PostgreSQL backends connected to the target's database (its pools and LISTEN connections). */
-async function backendPids(target: Target): Promise<number[]> {
-  if (!target.database) return [];
-  const client = new pg.Client({ connectionString: target.database.url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    return rows.map((r) => r.pid);
-  } finally {
-    await client.end();
-  }
 }
 
 async function cpuMicros(pids: number[]): Promise<Map<number, number>> {

@@ -140,7 +140,7 @@ export class CopyOutPool {
    * cores); 0 keeps an export to one core. PostgreSQL plans workers only for big exports and only
    * while its max_parallel_workers has some free.
    */
-  constructor(config: pg.ClientConfig, onError: (err: Error) => void, workers = 1) {
+  constructor(config: pg.ClientConfig, onError: (err: Error) => void, workers: number) {
     // JIT compiles the line's expressions but neither optimises nor inlines them: both start on a big
     // export's cost, and over 1,000,000 lines cost more backend CPU than they saved (3.28 against
     // 3.17 µs a line, docs/operators/postgresql-performance.md).
