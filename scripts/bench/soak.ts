@@ -1,22 +1,26 @@
 /**
  * Soak: a mixed load on the real service for SOAK_MINUTES (20 by default) on each engine, sql.js
- * then PostgreSQL, and what drifts. SOAK_WORKERS (8) clients each loop over: three quotes, a draft
- * application, a document upload (a 4 KiB PDF), its submission, reads of the application, the
- * account and a quote; a webhook endpoint on a local receiver subscribes to application.approved
- * and document.uploaded; one CSV export runs at the start of every minute. Everything is on
- * 127.0.0.1 and stops by itself.
+ * then PostgreSQL, and what drifts. SOAK_WORKERS (8) clients run loops of nine requests: three
+ * quotes, a draft application, a document upload (a 4 KiB PDF), its submission, reads of the
+ * application, the account and a quote. After a warm-up of 2 minutes flat out, the loops start
+ * SOAK_RATE times a second (25 by default: 225 requests a second, the same on every machine that
+ * keeps up; ./pace.ts says why), or as fast as the clients go all through with SOAK_RATE=max; a
+ * loop that starts late is timed from when it was due. A webhook endpoint on a local receiver
+ * subscribes to application.approved and document.uploaded; one CSV export runs at the start of
+ * every minute. Everything is on 127.0.0.1 and stops by itself.
  *
  * Printed per minute: operations (throughput), errors, p99 of the loop's requests (exports apart),
- * the export's time, the server's RSS and V8 heap, its CPU time per operation (from /proc: a
- * service grown costlier is told apart from a machine that got slower) (read in the service by ./soakProbe.ts), and on
- * sql.js the database's size in memory (the service's `mos_store_database_bytes`, scraped from its
- * metrics listener: the database lives in memory, so
- * RSS grows with it by design; RSS minus that size is what must not drift). Then the drift over
- * the minutes after the first 2 (warm-up), read from the least-squares trend of every one of them
- * (./trend.ts: the median slope between minutes), with the last minute against the first of them printed beside it: goals RSS (less
- * the database on sql.js) and p99 grow < 10 %, throughput falls < 10 %, no error, every webhook delivered.
+ * the export's time, the server's RSS, V8 heap (used, and committed) and external memory (Buffers)
+ * (read in the service by ./soakProbe.ts), its CPU time per operation (from /proc: a service grown
+ * costlier is told apart from a machine that got slower), and on sql.js the database's size in
+ * memory (the service's `mos_store_database_bytes`, scraped from its metrics listener: the
+ * database lives in memory, so RSS grows with it by design; RSS minus that size is what must not
+ * drift). Then the drift over the minutes after the first 2 (warm-up), read from the trend of every
+ * one of them (./trend.ts: the median slope between minutes), with the last minute against the
+ * first of them printed beside it. Goals: RSS (less the database on sql.js) and p99 grow < 10 %,
+ * throughput falls < 10 %, no error, every webhook delivered.
  *
- * Run: npm run bench -- soak   (SOAK_MINUTES=20, SOAK_WORKERS=8, SOAK_ENGINES=sqljs,postgres)
+ * Run: npm run bench -- soak   (SOAK_MINUTES=20, SOAK_RATE=25, SOAK_WORKERS=8, SOAK_ENGINES=sqljs,postgres)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -32,10 +36,14 @@ import { exportOnce, rssBytes } from './export.ts';
 import { fmt, reportGoal } from './goals.ts';
 import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
 import { DatabaseCpu } from './databaseCpu.ts';
+import { LoopPace, parseRate } from './pace.ts';
 import { trendDrift } from './trend.ts';
 
 const MINUTES = Math.min(240, Math.max(1, Number(process.env.SOAK_MINUTES ?? 20)));
 const WORKERS = Math.min(64, Math.max(1, Number(process.env.SOAK_WORKERS ?? 8)));
+/** Loops started a second, all clients together; null: as fast as they go. */
+const RATE = parseRate(process.env.SOAK_RATE, 25);
+const REQUESTS_PER_LOOP = 9;
 const ENGINES = (process.env.SOAK_ENGINES ?? 'sqljs,postgres').split(',').filter((e): e is 'sqljs' | 'postgres' => e === 'sqljs' || e === 'postgres');
 const WARM_MINUTES = Math.min(2, MINUTES - 1);
 const MiB = 1024 * 1024;
@@ -54,6 +62,9 @@ interface Minute {
   exportMs: number | null;
   rss: number;
   heapUsed: number;
+  /** V8's heap as committed (heapUsed and what it holds in reserve), and memory outside it that JS objects hold (Buffers): RSS less both is native. */
+  heapTotal: number;
+  external: number;
   dbBytes: number;
   /** The service's CPU time (user + system, µs) over the samples that ended in this minute; null without /proc. */
   cpuUs: number | null;
@@ -100,6 +111,8 @@ class Soak {
   expectedDeliveries = 0;
   readonly errorSamples: string[] = [];
   private readonly started = performance.now();
+  /** The warm-up minutes run flat out (./pace.ts says why); the measured ones at the rate. */
+  private readonly pace = new LoopPace(RATE, this.started + WARM_MINUTES * 60_000);
   private readonly target: Target;
   /** sql.js: the service's metrics listener, read for the database's size in memory. */
   private readonly metricsPort: number | null;
@@ -112,13 +125,13 @@ class Soak {
     const index = Math.floor((performance.now() - this.started) / 60_000);
     if (index >= MINUTES) return undefined;
     const db = this.target.engine === 'postgres' ? 0 : null;
-    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, dbBytes: 0, cpuUs: 0, dbCpuUs: db, dbOwnWorkUs: db });
+    while (this.minutes.length <= index) this.minutes.push({ ops: 0, errors: 0, latencies: [], exportMs: null, rss: 0, heapUsed: 0, heapTotal: 0, external: 0, dbBytes: 0, cpuUs: 0, dbCpuUs: db, dbOwnWorkUs: db });
     return this.minutes[index];
   }
 
-  /** One request of the loop: timed, and counted as an error unless its status is `ok`. */
-  async call(label: string, ok: number, send: () => Promise<{ status: number; json: Record<string, unknown> }>): Promise<Record<string, unknown> | null> {
-    const t = performance.now();
+  /** One request of the loop: timed from `since` (when it was due), and counted as an error unless its status is `ok`. */
+  async call(label: string, ok: number, send: () => Promise<{ status: number; json: Record<string, unknown> }>, since = performance.now()): Promise<Record<string, unknown> | null> {
+    const t = since;
     let status = 0;
     let json: Record<string, unknown> = {};
     try {
@@ -157,9 +170,11 @@ class Soak {
     const service = this.target.services[w % this.target.services.length]!;
     const key = this.target.apiKey;
     while (this.current()) {
+      const due = await this.pace.next();
+      if (!this.current()) break;
       let quoteId = '';
       for (let i = 0; i < 3; i++) {
-        const quote = await this.call('quote', 201, () => postJson(service, key, '/v1/quotes', JSON.parse(QUOTE_BODY)));
+        const quote = await this.call('quote', 201, () => postJson(service, key, '/v1/quotes', JSON.parse(QUOTE_BODY)), i === 0 ? due : undefined);
         if (quote) quoteId = String(quote.quoteId);
       }
       const draft = await this.call('draft', 201, () => postJson(service, key, '/v1/applications', APPROVABLE));
@@ -204,7 +219,7 @@ class Soak {
       cpuBefore = cpuNow;
       if (this.databaseCpu && sampleInto.dbCpuUs !== null) sampleInto.dbCpuUs += await this.databaseCpu.sample();
       try {
-        sampleInto.heapUsed = (JSON.parse(readFileSync(probeFile, 'utf8')) as { heapUsed: number }).heapUsed;
+        ({ heapUsed: sampleInto.heapUsed, heapTotal: sampleInto.heapTotal, external: sampleInto.external } = JSON.parse(readFileSync(probeFile, 'utf8')) as Pick<Minute, 'heapUsed' | 'heapTotal' | 'external'>);
       } catch {
         // not written yet
       }
@@ -260,8 +275,8 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
     soak.vacuum = vacuum;
     databaseCpu = target.database ? await DatabaseCpu.open(target.database.url) : null;
     soak.databaseCpu = databaseCpu;
-    console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients`);
-    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB  µs/op' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : '  db µs/op  export+vacuum db s'));
+    console.log(`  ${target.label}: ${MINUTES} min, ${WORKERS} clients, ${paceText()}`);
+    console.log('   min    ops/min  errors   p99 ms  export s   RSS MiB  heap MiB  V8 MiB  ext MiB  µs/op' + (engine === 'sqljs' ? '  db MiB  RSS-db MiB' : '  db µs/op  export+vacuum db s'));
     let printed = 0;
     const printer = setInterval(() => {
       // A minute is printed once the next has begun.
@@ -285,6 +300,8 @@ async function soakOn(engine: 'sqljs' | 'postgres'): Promise<void> {
   }
 }
 
+const paceText = () =>
+  RATE === null ? 'loops as fast as the clients go' : `${fmt(RATE, 1)} loops a second after ${WARM_MINUTES} minutes flat out (${fmt(RATE * REQUESTS_PER_LOOP * 60)} requests a minute offered)`;
 const p99 = (m: Minute) => percentile([...m.latencies].sort((a, b) => a - b), 99);
 const cpuPerOp = (m: Minute): number | null => (m.cpuUs === null || m.ops === 0 ? null : m.cpuUs / m.ops);
 const dbCpuPerOp = (m: Minute): number | null => (m.dbCpuUs === null || m.ops === 0 ? null : m.dbCpuUs / m.ops);
@@ -293,7 +310,7 @@ const memoryOf = (engine: string, m: Minute) => (engine === 'sqljs' ? m.rss - m.
 function printMinute(engine: string, index: number, m: Minute): void {
   console.log(
     `  ${String(index + 1).padStart(4)}  ${fmt(m.ops).padStart(9)}  ${String(m.errors).padStart(6)}  ${fmt(p99(m), 1).padStart(7)}  ` +
-      `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}  ${cpuPerOp(m) === null ? '     -' : fmt(cpuPerOp(m)!, 0).padStart(6)}` +
+      `${m.exportMs === null ? '        -' : fmt(m.exportMs / 1000, 2).padStart(9)}  ${fmt(m.rss / MiB, 1).padStart(8)}  ${fmt(m.heapUsed / MiB, 1).padStart(8)}  ${fmt(m.heapTotal / MiB, 1).padStart(7)}  ${fmt(m.external / MiB, 1).padStart(7)}  ${cpuPerOp(m) === null ? '     -' : fmt(cpuPerOp(m)!, 0).padStart(6)}` +
       (engine === 'sqljs'
         ? `  ${fmt(m.dbBytes / MiB, 1).padStart(6)}  ${fmt((m.rss - m.dbBytes) / MiB, 1).padStart(10)}`
         : `  ${dbCpuPerOp(m) === null ? '-' : fmt(dbCpuPerOp(m)!, 0).padStart(8)}  ${m.dbOwnWorkUs === null ? '-' : fmt(m.dbOwnWorkUs / 1e6, 2).padStart(18)}`),
@@ -344,7 +361,7 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
 }
 
 export async function run(): Promise<void> {
-  console.log(`soak: mixed load, ${MINUTES} min per engine (SOAK_MINUTES), ${WORKERS} clients, ${os.cpus().length} CPUs, everything on this machine`);
+  console.log(`soak: mixed load, ${MINUTES} min per engine (SOAK_MINUTES), ${WORKERS} clients, ${paceText()} (SOAK_RATE), ${os.cpus().length} CPUs, everything on this machine`);
   for (const engine of ENGINES) {
     if (engine === 'postgres' && !(await postgresAvailable())) {
       console.log('  postgres: skipped, PostgreSQL does not answer on 127.0.0.1:5432');
