@@ -28,16 +28,7 @@ import {
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { GuardedClient, type PostOutcome } from '../net/guardedClient.ts';
-import {
-  OUTBOX_CHANNEL,
-  dueDeliveries,
-  leaseDeliveries,
-  leasedDeliveries,
-  recordAttempt,
-  releaseLease,
-  type AttemptRecord,
-  type ClaimedDelivery,
-} from '../store/outbox.ts';
+import { OUTBOX_CHANNEL, anyDeliveryDue, dueDeliveries, leaseDeliveries, leasedDeliveries, recordAttempt, releaseLease, type AttemptRecord, type ClaimedDelivery } from '../store/outbox.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
 import { recordDelivery } from '../observability/outcomes.ts';
@@ -200,7 +191,9 @@ export class WebhookDispatcher {
   }
 
   /** Takes up to `free` due deliveries under one lease token, respecting the per-endpoint limit. */
-  private claim(free: number): Promise<ClaimedDelivery[]> {
+  private async claim(free: number): Promise<ClaimedDelivery[]> {
+    // Most looks (the timer's) find nothing due: a read says so; a write transaction cost an idle service 14–48 ms of CPU a second.
+    if (!(await this.store.read((db) => anyDeliveryDue(db, this.clock.now().toISOString())))) return [];
     return this.store.transaction(async (tx) => {
       const now = this.clock.now();
       const nowIso = now.toISOString();

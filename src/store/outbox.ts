@@ -98,6 +98,19 @@ interface CandidateRow {
   attempts: number;
 }
 
+/** Whether any delivery is due (what dueDeliveries would find, skipping no endpoint): a read, no lock taken. */
+export async function anyDeliveryDue(db: SqlExecutor, now: string): Promise<boolean> {
+  const row = await db.get(
+    `SELECT 1 AS due
+       FROM webhook_deliveries d
+       JOIN webhook_endpoints e ON e.id = d.webhook_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1
+      LIMIT 1`,
+    [now],
+  );
+  return row !== undefined;
+}
+
 /**
  * Due deliveries to enabled endpoints, oldest due first, leaving out the endpoints in `skip`
  * (those already at their concurrency limit). On PostgreSQL the rows are locked as they are read,

@@ -2,7 +2,7 @@
  * A dispatcher whose claims fail (the database is down) warns once, then at most once a minute
  * with how many claims failed meanwhile, and says when claims work again: it tries at every poll
  * and every publish, and an outage used to log a warning at each. Real app and store, with the
- * store's transactions made to fail, and a clock the test moves by hand.
+ * store's reads and transactions made to fail, and a clock the test moves by hand.
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -30,10 +30,13 @@ it('warns on the first failed claim, counts the next ones for a minute, and says
     },
   });
   let down = true;
+  const refused = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
   const store: Store = Object.create(app.ctx.store, {
     transaction: {
-      value: <T>(fn: Parameters<Store['transaction']>[0]) =>
-        down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : (app.ctx.store.transaction(fn) as Promise<T>),
+      value: <T>(fn: Parameters<Store['transaction']>[0]) => (down ? refused() : (app.ctx.store.transaction(fn) as Promise<T>)),
+    },
+    read: {
+      value: <T>(fn: Parameters<Store['read']>[0]) => (down ? refused() : (app.ctx.store.read(fn) as Promise<T>)),
     },
   });
   const clock = manualClock();
