@@ -10,7 +10,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
-import { manualClock, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
+import { deliveriesAt, manualClock, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { eventually } from '../helpers/server.ts';
 import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
 import { DashboardClient, signUpWith, type PageResponse } from './httpClient.ts';
@@ -32,13 +32,6 @@ function shown(page: PageResponse, id: string): string {
   return m[1]!;
 }
 
-/** Waits until the receiver has `count` deliveries at `path` (the dispatcher delivers in the background). */
-function deliveriesAt(path: string, count: number) {
-  return eventually(() => {
-    const at = receiver.deliveries.filter((d) => d.path === path);
-    return at.length >= count && at;
-  }, 5_000, 25);
-}
 
 /** Reloads the endpoint's page until its delivery log holds `count` attempts (they are recorded after the answer). */
 function logWith(webhookId: string, count: number): Promise<string> {
@@ -107,7 +100,7 @@ describe('a webhook endpoint', () => {
   it('gets a test event signed with its secret, shown in the delivery log', async () => {
     const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
     expect((await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'document.uploaded' }, { csrfFrom: page.body })).status).toBe(303);
-    const [delivery] = await deliveriesAt('/hooks', 1);
+    const [delivery] = await deliveriesAt(receiver, '/hooks', 1);
     expect((new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { event: string }).event).toBe('document.uploaded');
     const log = await logWith(webhookId, 1);
     expect(log).toMatch(/<code>document\.uploaded<\/code> <mark>test<\/mark>/);
@@ -123,7 +116,7 @@ describe('a webhook endpoint', () => {
     expect(next).not.toBe(secret);
     expect((await admin.get(`/dashboard/webhooks/${webhookId}`)).body).not.toContain(next);
     await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }, { csrfFrom: page.body });
-    const deliveries = await deliveriesAt('/hooks', 2);
+    const deliveries = await deliveriesAt(receiver, '/hooks', 2);
     const latest = deliveries[1]!;
     expect((new Webhook(next).verify(latest.body, latest.headers as Record<string, string>) as { event: string }).event).toBe('application.approved');
     secret = next;
@@ -133,13 +126,13 @@ describe('a webhook endpoint', () => {
     receiver.answer(() => ({ status: 500 }));
     const page = await admin.get(`/dashboard/webhooks/${webhookId}`);
     await admin.post(`/dashboard/webhooks/${webhookId}/test`, { '/event': 'application.approved' }, { csrfFrom: page.body });
-    await deliveriesAt('/hooks', 3);
+    await deliveriesAt(receiver, '/hooks', 3);
     const failedLog = await logWith(webhookId, 3);
     expect(failedLog).toMatch(/class="outcome-failed">500/);
     const eventId = /<small>(evt-[0-9a-z]+)<\/small><\/td>\s*<td>1<\/td>\s*<td class="outcome-failed">/.exec(failedLog)![1]!;
     receiver.answer(() => ({ status: 200 }));
     expect((await admin.post(`/dashboard/webhooks/${webhookId}/deliveries/${eventId}/retry`, {}, { csrfFrom: failedLog })).status).toBe(303);
-    const [, , , again] = await deliveriesAt('/hooks', 4);
+    const [, , , again] = await deliveriesAt(receiver, '/hooks', 4);
     expect(again!.headers['webhook-id']).toBe(eventId);
     const log = await logWith(webhookId, 4);
     expect(log).toMatch(new RegExp(`<small>${eventId}</small></td>\\s*<td>2</td>\\s*<td class="outcome-succeeded">200`));

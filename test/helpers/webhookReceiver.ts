@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { dereference } from '../../src/contract/spec.ts';
+import { eventually } from './server.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -170,4 +171,15 @@ export async function deliveriesBeforeSentinel(receiver: Receiver, sendSentinel:
     if (remaining <= 0) throw new Error(`the sentinel ${sentinelId} did not arrive within ${timeoutMs} ms`);
     await receiver.waitFor(receiver.deliveries.length + 1, remaining).catch(() => undefined);
   }
+}
+
+/**
+ * Waits until `receiver` has `count` deliveries at `path` (the dispatcher delivers in the
+ * background) and returns them: a receiver shared by several endpoints may already hold others'.
+ */
+export function deliveriesAt(receiver: Receiver, path: string, count = 1, timeoutMs = 5_000): Promise<Delivery[]> {
+  return eventually(() => {
+    const at = receiver.deliveries.filter((d) => d.path === path);
+    return at.length >= count && at;
+  }, timeoutMs, 25);
 }

@@ -19,7 +19,7 @@ import {
   type MortgageClient,
   type WebhookEvent,
 } from '../../sdk/src/index.ts';
-import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
+import { deliveriesAt, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 import { spec } from '../helpers/contractFetch.ts';
 import { eventually } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
@@ -300,13 +300,12 @@ describe('webhook verification', () => {
   it('verifies a real delivery and returns the typed event; refuses a tampered one', async () => {
     const { data: hook } = await client.api.POST('/v1/webhooks', { body: { url: receiver.url('/verify'), events: ['document.uploaded'] } });
     await client.api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId: hook!.webhookId } }, body: { event: 'document.uploaded' } });
-    const deliveries = await receiver.waitFor(1);
-    const delivery = deliveries.find((d) => d.path === '/verify')!;
-    const event: WebhookEvent = verifyWebhook(hook!.secret, delivery.body, delivery.headers);
+    const [delivery] = await deliveriesAt(receiver, '/verify');
+    const event: WebhookEvent = verifyWebhook(hook!.secret, delivery!.body, delivery!.headers);
     expect(event.event).toBe('document.uploaded');
     if (event.event === 'document.uploaded') expect(event.documentType).toBeTypeOf('string');
-    expect(() => verifyWebhook(hook!.secret, delivery.body.replace('document', 'Document'), delivery.headers)).toThrow(WebhookVerificationError);
-    expect(() => verifyWebhook(`whsec_${Buffer.from('another secret of 32 bytes!!!!!!').toString('base64')}`, delivery.body, delivery.headers)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(hook!.secret, delivery!.body.replace('document', 'Document'), delivery!.headers)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(`whsec_${Buffer.from('another secret of 32 bytes!!!!!!').toString('base64')}`, delivery!.body, delivery!.headers)).toThrow(WebhookVerificationError);
   });
 
   it('refuses a genuinely signed delivery whose timestamp is 10 minutes old, or 10 minutes ahead (a replay, or a forged clock)', () => {
