@@ -98,17 +98,14 @@ interface CandidateRow {
   attempts: number;
 }
 
+/** The deliveries due at the bound time `?`: pending, their attempt's time come, their endpoint enabled. One text for the claim and the look before it, so the two cannot disagree. */
+const DUE = `FROM webhook_deliveries d
+       JOIN webhook_endpoints e ON e.id = d.webhook_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1`;
+
 /** Whether any delivery is due (what dueDeliveries would find, skipping no endpoint): a read, no lock taken. */
 export async function anyDeliveryDue(db: SqlExecutor, now: string): Promise<boolean> {
-  const row = await db.get(
-    `SELECT 1 AS due
-       FROM webhook_deliveries d
-       JOIN webhook_endpoints e ON e.id = d.webhook_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1
-      LIMIT 1`,
-    [now],
-  );
-  return row !== undefined;
+  return (await db.get(`SELECT 1 AS due ${DUE} LIMIT 1`, [now])) !== undefined;
 }
 
 /**
@@ -121,9 +118,7 @@ export async function dueDeliveries(db: SqlExecutor, now: string, skip: readonly
   const notIn = skip.length > 0 ? `AND d.webhook_id NOT IN (${skip.map(() => '?').join(', ')})` : '';
   return db.all<CandidateRow>(
     `SELECT d.webhook_id, d.event_id, d.account_id, d.attempts
-       FROM webhook_deliveries d
-       JOIN webhook_endpoints e ON e.id = d.webhook_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.enabled = 1 ${notIn}
+       ${DUE} ${notIn}
       ORDER BY d.next_attempt_at, d.event_id
       LIMIT ?${forUpdate(db, 'OF d SKIP LOCKED')}`,
     [now, ...skip, limit],

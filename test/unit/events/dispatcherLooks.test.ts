@@ -1,8 +1,12 @@
 /**
- * A dispatcher whose claims fail (the database is down) warns once, then at most once a minute
- * with how many claims failed meanwhile, and says when claims work again: it tries at every poll
- * and every publish, and an outage used to log a warning at each. Real app and store, with the
- * store's reads and transactions made to fail, and a clock the test moves by hand.
+ * The dispatcher's looks for due deliveries (at every poll and every publish), against the real
+ * app and store with some of the store's calls wrapped:
+ * - a look that finds nothing due (its timer's, on a quiet service) answers from a read and takes
+ *   no write transaction, which was most of an idle service's CPU (that due deliveries are still
+ *   claimed and sent is what test/api/webhooks/delivery.test.ts shows);
+ * - a dispatcher whose looks fail (the database is down) warns once, then at most once a minute
+ *   with how many failed meanwhile, and says when they work again (an outage used to log a warning
+ *   at each), under a clock the test moves by hand.
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -68,6 +72,40 @@ it('warns on the first failed claim, counts the next ones for a minute, and says
     await claimNow();
     expect(said().slice(2)).toEqual([['webhook dispatcher claims deliveries again', undefined, 61_000]]);
     expect(lines.map((l) => l.level)).toEqual([40, 40, 30]);
+  } finally {
+    await dispatcher.stop();
+  }
+});
+
+it('takes no write transaction when nothing is due, and reads once per look', async () => {
+  let transactions = 0;
+  let reads = 0;
+  const store: Store = Object.create(app.ctx.store, {
+    transaction: {
+      value: <T>(fn: Parameters<Store['transaction']>[0]) => {
+        transactions++;
+        return app.ctx.store.transaction(fn) as Promise<T>;
+      },
+    },
+    read: {
+      value: <T>(fn: Parameters<Store['read']>[0]) => {
+        reads++;
+        return app.ctx.store.read(fn) as Promise<T>;
+      },
+    },
+  });
+  const ctx: AppContext = { ...app.ctx, store };
+  const dispatcher = new WebhookDispatcher(ctx);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    dispatcher.start();
+    await settle();
+    for (let i = 0; i < 4; i++) {
+      dispatcher.wake();
+      await settle();
+    }
+    expect(reads).toBe(5);
+    expect(transactions).toBe(0);
   } finally {
     await dispatcher.stop();
   }
