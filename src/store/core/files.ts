@@ -4,8 +4,9 @@
  * disk says which write failed), and tests can inject faults (a full disk where no small file
  * system can be mounted).
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { StorageWriteError } from './errors.ts';
 
 /** Mode of every file the engine creates in the data directory. */
@@ -76,6 +77,24 @@ export async function syncDir(dir: string, faults?: FaultInjector): Promise<void
   });
 }
 
-export function sha256(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+/** Hashed per turn of the event loop: about a millisecond of SHA-256 on the 2-core machines. */
+const HASH_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * Adds `data` to `hash` a slice per turn of the event loop. A checkpoint or a backup hashes the
+ * whole database, 350 ms for 300 MiB on the 2-core machines; in one call, that held every request
+ * of the service as long, and longer as the database grew.
+ */
+export async function hashInTurns(hash: Hash, data: Uint8Array): Promise<void> {
+  for (let start = 0; start < data.length; start += HASH_SLICE_BYTES) {
+    if (start > 0) await nextTurn();
+    hash.update(data.subarray(start, start + HASH_SLICE_BYTES));
+  }
+}
+
+/** SHA-256 of `data` (hex), hashed a slice per turn of the event loop (hashInTurns). */
+export async function sha256(data: Uint8Array): Promise<string> {
+  const hash = createHash('sha256');
+  await hashInTurns(hash, data);
+  return hash.digest('hex');
 }

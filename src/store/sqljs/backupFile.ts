@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DIR_MODE, FILE_MODE, syncDir, writeFileDurable } from '../core/files.ts';
+import { DIR_MODE, FILE_MODE, hashInTurns, sha256, syncDir, writeFileDurable } from '../core/files.ts';
 import { engineFiles, exists } from './dataDir.ts';
 import { describe, writeManifest } from './manifest.ts';
 
@@ -95,7 +95,7 @@ export async function writeBackupFile(
   try {
     handle = await open(partial, 'wx', FILE_MODE);
     const write = async (data: Uint8Array) => {
-      hash.update(data);
+      await hashInTurns(hash, data);
       bytes += data.length;
       await handle!.write(data);
     };
@@ -145,7 +145,7 @@ export async function readBackupFile(path: string): Promise<VerifiedBackup> {
   }
   if (typeof recorded !== 'string' || !/^[0-9a-f]{64}$/.test(recorded)) refuse('its checksum line is damaged or missing (the file is cut short or changed)');
   const body = data.subarray(0, trailerStart);
-  const actual = createHash('sha256').update(body).digest('hex');
+  const actual = await sha256(body);
   if (actual !== recorded) refuse(`its checksum does not match (recorded sha256 ${recorded as string}, the content hashes to ${actual}): the file was damaged or changed`);
   let header: BackupHeader;
   try {
@@ -187,5 +187,5 @@ export async function restoreBackup(backup: VerifiedBackup, dir: string): Promis
   const image = contents[0]!;
   await writeFileDurable(files.snapshot, image);
   await syncDir(join(dir, 'documents')).catch(() => {});
-  await writeManifest(dir, { snapshot: describe(image, header.lsn), pending: null, clean: true });
+  await writeManifest(dir, { snapshot: await describe(image, header.lsn), pending: null, clean: true });
 }

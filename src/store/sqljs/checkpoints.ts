@@ -195,7 +195,7 @@ export class Checkpoints {
 
   /** Makes `image` snapshot.db, durably, under the manifest's protocol (pending, rename, current). */
   private async install(image: Uint8Array, lsn: number): Promise<void> {
-    const next = describe(image, lsn);
+    const next = await describe(image, lsn);
     const snapshot = this.files.snapshot;
     const temporary = `${snapshot}.tmp`;
     const started = performance.now();

@@ -73,8 +73,8 @@ export function describeSnapshot(d: SnapshotDescriptor): string {
   return `lsn ${d.lsn}, ${d.bytes} bytes, sha256 ${d.sha256}`;
 }
 
-export function describe(image: Uint8Array, lsn: number): SnapshotDescriptor {
-  return { lsn, bytes: image.length, sha256: sha256(image) };
+export async function describe(image: Uint8Array, lsn: number): Promise<SnapshotDescriptor> {
+  return { lsn, bytes: image.length, sha256: await sha256(image) };
 }
 
 export function sameSnapshot(a: SnapshotDescriptor, b: SnapshotDescriptor): boolean {

@@ -24,7 +24,7 @@ export async function verifySnapshot(files: EngineFiles, image: Buffer | null, m
           `The service will not start empty: restore snapshot.db from a backup; ${RECOVERY_HINT}`,
       );
     }
-    const found = describe(image, 0);
+    const found = await describe(image, 0);
     const match = expected.find((d) => sameSnapshot(d, found));
     if (!match) {
       const want = expected.length ? describeSnapshot(expected[0]!) : 'no snapshot at all';
@@ -41,7 +41,7 @@ export async function verifySnapshot(files: EngineFiles, image: Buffer | null, m
     if (image.length === 0) {
       throw new StoreCorruptionError(`${files.snapshot} is empty (0 bytes); refusing to start with an empty database. Restore it from a backup; ${RECOVERY_HINT}`);
     }
-    return describe(image, 0);
+    return await describe(image, 0);
   }
   const evidence = [keyFileInDir, join(files.dir, 'documents')].filter((p): p is string => p !== null);
   for (const path of evidence) {

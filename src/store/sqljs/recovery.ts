@@ -80,7 +80,7 @@ export async function rebuildFromDisk(host: RecoveryHost): Promise<void> {
   await naming('truncate', files.journal, () => truncate(files.journal, durableBytes));
   const onDisk = checkpoints.onDisk;
   const image = onDisk ? await readFile(files.snapshot) : null;
-  if (image && onDisk && !sameSnapshot(describe(image, onDisk.lsn), onDisk)) {
+  if (image && onDisk && !sameSnapshot(await describe(image, onDisk.lsn), onDisk)) {
     throw new StoreCorruptionError(`${files.snapshot} changed on disk while the service was running`);
   }
   const records = parseJournal(await readFile(files.journal), files.journal).records;
