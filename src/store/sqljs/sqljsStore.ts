@@ -50,7 +50,7 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
   let engine: SqlJsEngine | undefined;
   try {
     const { SQL, patched } = await loadSqlJs();
-    if (!patched.fileGrowth || !patched.exportBuffer) {
+    if (!patched.fileGrowth || !patched.exportBuffer || !patched.databaseFile) {
       options.onLog?.('warn', 'this sql.js version was not recognised: a large database is copied in memory more often, and checkpoints hold requests longer (sqlJsLoader.ts)', { dataDir: dir, ...patched });
     }
     await removeLeftovers(files, PROBE_FILE);
