@@ -36,7 +36,14 @@ export async function naming<T>(operation: string, path: string, fn: () => Promi
   }
 }
 
-/** Writes `data` to `path` (created 0600, replaced if present) and fsyncs it. */
+/**
+ * Written and flushed this much at a time (as Redis's incremental fsync of its snapshots): a
+ * snapshot of hundreds of MB flushed in one fsync held the journal's fsyncs behind it on the same
+ * disk (the file system commits them together), and every write request waited 60-140 ms.
+ */
+const FLUSHED_PART_BYTES = 4 * 1024 * 1024;
+
+/** Writes `data` to `path` (created 0600, replaced if present) and fsyncs it, flushing a part at a time. */
 export async function writeFileDurable(path: string, data: Uint8Array, faults?: FaultInjector): Promise<void> {
   await naming('write', path, async () => {
     await faults?.beforeFileWrite?.(path);
@@ -44,7 +51,11 @@ export async function writeFileDurable(path: string, data: Uint8Array, faults?: 
     const fh = await open(path, 'w', FILE_MODE);
     try {
       await fh.chmod(FILE_MODE);
-      await fh.writeFile(data);
+      for (let at = 0; at < data.length; at += FLUSHED_PART_BYTES) {
+        if (at > 0) await fh.datasync();
+        // Each writeFile continues where the last ended.
+        await fh.writeFile(data.subarray(at, at + FLUSHED_PART_BYTES));
+      }
       await fh.sync();
     } finally {
       await fh.close();
