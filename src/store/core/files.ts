@@ -39,7 +39,7 @@ export async function naming<T>(operation: string, path: string, fn: () => Promi
 /**
  * Written and flushed this much at a time (as Redis's incremental fsync of its snapshots): a
  * snapshot of hundreds of MB flushed in one fsync held the journal's fsyncs behind it on the same
- * disk (the file system commits them together), and every write request waited 60-140 ms.
+ * disk (the file system commits them together): writes waited up to 142-184 ms at 320 MB, 50 ms after.
  */
 const FLUSHED_PART_BYTES = 4 * 1024 * 1024;
 

@@ -8,7 +8,7 @@ import type { BindParams, Database, SqlJsStatic, Statement } from 'sql.js';
 import { SCHEMA_MIGRATIONS_DDL } from '../core/migrate.ts';
 import type { Row, SqlParams, SqlValue } from '../store.ts';
 import { STATEMENT_CACHE_SIZE, instantiateCapturingMemory, openRawStatements, type RawStatements } from './rawStatements.ts';
-import { loadSqlJsModule, withExportRoom, type LoadedSqlJs } from './sqlJsLoader.ts';
+import { imageArray, loadSqlJsModule, withExportRoom, type LoadedSqlJs } from './sqlJsLoader.ts';
 
 export type Mode = 'run' | 'get' | 'all' | 'values';
 
@@ -118,7 +118,7 @@ export class Connection {
     this.db.run('UPDATE _engine_meta SET last_lsn = ? WHERE id = 1', [lsn]);
     const file = databaseFileOf?.(this.db) ?? null;
     if (file === null) return withExportRoom(room, () => this.db.export());
-    const image = room !== null && room.length >= file.length ? room.subarray(0, file.length) : new Uint8Array(file.length);
+    const image = imageArray(room, file.length);
     image.set(file);
     return image;
   }

@@ -115,10 +115,15 @@ export function withExportRoom<T>(exportRoom: Uint8Array | null, exporting: () =
   }
 }
 
+/** Where an image of `bytes` goes: the start of `exportRoom` when it is large enough, else a new array. */
+export function imageArray(exportRoom: Uint8Array | null, bytes: number): Uint8Array {
+  return exportRoom !== null && exportRoom.length >= bytes ? exportRoom.subarray(0, bytes) : new Uint8Array(bytes);
+}
+
 function exportBuffer(bytes: number): Uint8Array {
   const given = room;
   room = null;
-  return given !== null && given.length >= bytes ? given.subarray(0, bytes) : new Uint8Array(bytes);
+  return imageArray(given, bytes);
 }
 
 export interface SqlJsHooks {
