@@ -86,16 +86,28 @@ export function inSpan<T>(tracer: Tracer | null, name: string, options: SpanOpti
   if (tracer === null) return fn(null);
   const parent = options.parent ?? context.active();
   if (underUnsampledSpan(parent)) return fn(null);
-  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      failSpan(span, err);
-      throw err;
-    } finally {
+  const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  // Ended by the promise's own settling, not by an async wrapper around fn: one promise and one
+  // turn fewer per span, on a path that makes three spans a request.
+  let running: Promise<T>;
+  try {
+    running = context.with(trace.setSpan(parent, span), fn, undefined, span);
+  } catch (err) {
+    failSpan(span, err);
+    span.end();
+    return Promise.reject(err as Error);
+  }
+  return running.then(
+    (value) => {
       span.end();
-    }
-  });
+      return value;
+    },
+    (err: unknown) => {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    },
+  );
 }
 
 /** Marks `span` failed with the error's class only (its message may quote input). */

@@ -10,10 +10,13 @@
  */
 import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPExporterBase, type OTLPExporterNodeConfigBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { AlwaysOffSampler, AlwaysOnSampler, ConsoleSpanExporter, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, ConsoleSpanExporter, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Tracer } from '@opentelemetry/api';
+import { OtlpSpanEncoder } from './otlpSpanEncoding.ts';
 
 /** The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name (default parentbased_always_on, as the specification says). */
 export function samplerFrom(otel: Record<string, string>): Sampler {
@@ -63,13 +66,34 @@ export function tracesProtocol(otel: Record<string, string>): 'http/protobuf' | 
   return named === 'http/json' ? 'http/json' : 'http/protobuf';
 }
 
+/**
+ * OTLP/HTTP with protobuf: the SDK's own HTTP export (endpoint, headers, timeout, retries with
+ * backoff, the collector's partial-success answer) as @opentelemetry/exporter-trace-otlp-proto
+ * builds it, writing the request with OtlpSpanEncoder: the same bytes for a third of the CPU
+ * (see otlpSpanEncoding.ts).
+ */
+class ProtobufSpanExporter extends OTLPExporterBase<ReadableSpan[]> {
+  constructor(options: OTLPExporterNodeConfigBase) {
+    const encoder = new OtlpSpanEncoder();
+    super(
+      createOtlpHttpExportDelegate(
+        convertLegacyHttpOptions(options, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+        { serializeRequest: (spans: ReadableSpan[]) => encoder.encode(spans), deserializeResponse: (data: Uint8Array) => ProtobufTraceSerializer.deserializeResponse(data) },
+        'otlp_http_span_exporter',
+        TraceExporterMetricsHelper,
+        undefined,
+      ),
+    );
+  }
+}
+
 function exporterFrom(otel: Record<string, string>): SpanExporter {
   if ((otel.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase().split(',').map((s) => s.trim()).includes('console')) return new ConsoleSpanExporter();
   const options = {
     url: tracesEndpoint(otel),
     headers: { ...parseHeaders(otel.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(otel.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
   };
-  return tracesProtocol(otel) === 'http/json' ? new OTLPJsonTraceExporter(options) : new OTLPProtobufTraceExporter(options);
+  return tracesProtocol(otel) === 'http/json' ? new OTLPJsonTraceExporter(options) : new ProtobufSpanExporter(options);
 }
 
 export interface StartedTracing {

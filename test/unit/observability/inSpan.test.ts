@@ -63,3 +63,31 @@ describe('inSpan', () => {
     ]);
   });
 });
+
+describe('inSpan, when the work fails or takes time', () => {
+  it('ends the span after the work settles, marks a failure by its code only, and passes the failure on', async () => {
+    const { tracer, spans } = tracing(new AlwaysOnSampler());
+    const value = await inSpan(tracer, 'slow', {}, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return 'done';
+    });
+    expect(value).toBe('done');
+    const failure = Object.assign(new Error('account acc_123 has no key sk_live_secret'), { code: 'key_revoked' });
+    await expect(inSpan(tracer, 'rejects', {}, async () => Promise.reject(failure))).rejects.toBe(failure);
+    // A function that throws before returning its promise still gives a rejected promise, not a throw.
+    const thrown = inSpan(tracer, 'throws', {}, (() => {
+      throw new TypeError('bad');
+    }) as () => Promise<never>);
+    await expect(thrown).rejects.toBeInstanceOf(TypeError);
+    const byName = new Map(spans().map((s) => [s.name, s]));
+    const ms = (s: { startTime: [number, number]; endTime: [number, number] }) => (s.endTime[0] - s.startTime[0]) * 1e3 + (s.endTime[1] - s.startTime[1]) / 1e6;
+    expect(ms(byName.get('slow')!)).toBeGreaterThanOrEqual(15);
+    expect(byName.get('slow')!.status.code).toBe(0);
+    for (const [name, type] of [['rejects', 'key_revoked'], ['throws', 'TypeError']] as const) {
+      const span = byName.get(name)!;
+      expect(span.ended).toBe(true);
+      expect(span.status).toEqual({ code: 2, message: name === 'rejects' ? 'Error' : 'TypeError' });
+      expect(span.attributes['error.type']).toBe(type);
+    }
+  });
+});
