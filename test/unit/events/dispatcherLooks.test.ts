@@ -12,14 +12,15 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AppContext } from '../../../src/context.ts';
 import { WebhookDispatcher } from '../../../src/events/dispatcher.ts';
+import { insertDeliveries, insertEvent } from '../../../src/store/outbox.ts';
 import { createLogger } from '../../../src/log.ts';
 import type { Store } from '../../../src/store/store.ts';
-import { manualClock } from '../../helpers/webhookReceiver.ts';
+import { manualClock, startReceiver } from '../../helpers/webhookReceiver.ts';
 import { startTestApp, type TestApp } from '../../helpers/testApp.ts';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ env: { WEBHOOK_POLL_INTERVAL_MS: '60000' } });
+  app = await startTestApp({ env: { WEBHOOK_POLL_INTERVAL_MS: '60000', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
 });
 afterAll(async () => {
   await app?.close();
@@ -108,5 +109,61 @@ it('takes no write transaction when nothing is due, and reads once per look', as
     expect(transactions).toBe(0);
   } finally {
     await dispatcher.stop();
+  }
+});
+
+it('skips the read after a claim that took deliveries, and reads again once a claim finds nothing', async () => {
+  const receiver = await startReceiver();
+  const account = await app.newAccount('Look Lending');
+  const { data: endpoint } = await account.client.POST('/v1/webhooks', { body: { url: receiver.url(), events: ['application.approved'] } });
+  // Due an hour from now by the clocks of the app's own dispatcher; this dispatcher's clock is two hours ahead.
+  const dueAt = new Date(Date.now() + 3_600_000).toISOString();
+  await app.ctx.store.transaction(async (tx) => {
+    for (let i = 0; i < 3; i++) {
+      const eventId = `evt_look_${i}_${Date.now()}`;
+      const payload = JSON.stringify({ event: 'application.approved', look: i });
+      await insertEvent(tx, { eventId, accountId: account.accountId, type: 'application.approved', payload, occurredAt: dueAt, isTest: false });
+      await insertDeliveries(tx, { webhookIds: [endpoint!.webhookId], eventId, accountId: account.accountId, dueAt });
+    }
+  });
+  const looks: Array<'read' | 'claimed' | 'claimed none'> = [];
+  const store: Store = Object.create(app.ctx.store, {
+    transaction: {
+      value: async <T>(fn: Parameters<Store['transaction']>[0]) => {
+        const result = (await app.ctx.store.transaction(fn)) as T;
+        // A claim's answer is the deliveries it leased (none: an empty list); recording attempts answers otherwise.
+        if (Array.isArray(result) && result.length === 0) looks.push('claimed none');
+        else if (Array.isArray(result) && result.every((d) => typeof (d as { payload?: unknown } | null)?.payload === 'string')) looks.push('claimed');
+        return result;
+      },
+    },
+    read: {
+      value: <T>(fn: Parameters<Store['read']>[0]) => {
+        looks.push('read');
+        return app.ctx.store.read(fn) as Promise<T>;
+      },
+    },
+  });
+  const clock = manualClock(Date.now() + 7_200_000);
+  const dispatcher = new WebhookDispatcher({ ...app.ctx, store, clock });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    dispatcher.start();
+    await receiver.waitFor(3);
+    await settle();
+    dispatcher.wake();
+    await settle();
+    expect(looks[0]).toBe('read');
+    expect(looks).toContain('claimed');
+    looks.forEach((look, i) => {
+      const next = looks[i + 1];
+      if (next === undefined) return;
+      if (look === 'claimed') expect(next).not.toBe('read'); // straight to the next claim
+      if (look === 'claimed none') expect(next).toBe('read');
+    });
+    expect(looks.at(-1)).toBe('read'); // quiet again: a look is a read
+  } finally {
+    await dispatcher.stop();
+    await receiver.close();
   }
 });
