@@ -238,8 +238,8 @@ function event(w: ProtobufWriter, e: TimedEvent): void {
   w.varint(e.droppedAttributesCount || 0);
 }
 
-function link(w: ProtobufWriter, l: Link): void {
-  const ctx: SpanContext = l.context;
+/** Fields 1–3 of a Span and of a Link alike: trace id, span id, trace state. */
+function contextFields(w: ProtobufWriter, ctx: SpanContext): void {
   w.tag(1, 2);
   w.hexId(ctx.traceId);
   w.tag(2, 2);
@@ -249,6 +249,11 @@ function link(w: ProtobufWriter, l: Link): void {
     w.tag(3, 2);
     w.string(traceState);
   }
+}
+
+function link(w: ProtobufWriter, l: Link): void {
+  const ctx: SpanContext = l.context;
+  contextFields(w, ctx);
   if (l.attributes) attributes(w, 4, l.attributes);
   w.tag(5, 0);
   w.varint(l.droppedAttributesCount || 0);
@@ -258,15 +263,7 @@ function link(w: ProtobufWriter, l: Link): void {
 
 function span(w: ProtobufWriter, s: ReadableSpan): void {
   const ctx = s.spanContext();
-  w.tag(1, 2);
-  w.hexId(ctx.traceId);
-  w.tag(2, 2);
-  w.hexId(ctx.spanId);
-  const traceState = ctx.traceState?.serialize();
-  if (traceState) {
-    w.tag(3, 2);
-    w.string(traceState);
-  }
+  contextFields(w, ctx);
   const parent = s.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, 2);
