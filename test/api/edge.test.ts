@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { manualClock } from '../helpers/webhookReceiver.ts';
 
 let app: TestApp;
 let account: TestAccount;
@@ -148,7 +149,9 @@ describe('request bodies', () => {
 describe('rate limiting', () => {
   let limited: TestApp;
   beforeAll(async () => {
-    limited = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    // Held in the middle of a minute: on PostgreSQL the windows are aligned to the clock's minutes,
+    // and a real clock crossing one between the third request and the fourth would start a new window.
+    limited = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' }, clock: manualClock(Math.floor(Date.now() / 60_000) * 60_000 + 30_000) });
   });
   afterAll(() => limited?.close());
 

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
+import { manualClock } from '../../helpers/webhookReceiver.ts';
 
 let app: TestApp;
 let lender: TestAccount;
@@ -261,7 +262,8 @@ describe('deleteExportFormat', () => {
 
 describe('rate limits on export operations', () => {
   it('answers 429 with Retry-After once a key has used its requests for the minute', async () => {
-    const limited = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    // Held mid-minute: on PostgreSQL the windows are the clock's minutes, and crossing one mid-test would reset the count.
+    const limited = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' }, clock: manualClock(Math.floor(Date.now() / 60_000) * 60_000 + 30_000) });
     try {
       const account = await limited.newAccount('Busy Lender');
       const statuses: number[] = [];
