@@ -158,15 +158,11 @@ class ProtobufWriter {
     if (size > 1) {
       this.ensure(size - 1);
       this.buf.copyWithin(at + size, at + 1, this.pos);
-      this.pos += size - 1;
     }
-    let v = length;
-    let p = at;
-    while (v > 0x7f) {
-      this.buf[p++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buf[p] = v;
+    const end = this.pos + size - 1;
+    this.pos = at;
+    this.varint(length);
+    this.pos = end;
   }
 
   message(field: number, write: () => void): void {
@@ -212,7 +208,11 @@ function anyValue(w: ProtobufWriter, value: unknown): void {
 function keyValue(w: ProtobufWriter, key: string, value: unknown): void {
   w.tag(1, 2);
   w.string(key);
-  w.message(2, () => anyValue(w, value));
+  // Opened and closed here rather than through message(): no closure for every attribute.
+  w.tag(2, 2);
+  const at = w.open();
+  anyValue(w, value);
+  w.close(at);
 }
 
 function attributes(w: ProtobufWriter, field: number, attrs: Attributes): void {
