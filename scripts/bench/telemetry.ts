@@ -1,14 +1,16 @@
 /**
  * The cost of metrics and tracing on POST /v1/quotes (issue 28): the same service (`node
- * src/main.ts`, its own process) under autocannon (50 connections) in three configurations, four services:
+ * src/main.ts`, its own process) under autocannon (50 connections) in four configurations, five services:
  *   off       METRICS_PORT and OTEL_* unset: nothing counted, no span made
  *   metrics   METRICS_PORT set (Prometheus counting), tracing off
  *   tracing   metrics and tracing on, every request sampled (OTEL_TRACES_SAMPLER=always_on), spans
  *             exported over OTLP/HTTP to a sink in this process on 127.0.0.1
+ *   sampled   the same, one trace in ten sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+ *             OTEL_TRACES_SAMPLER_ARG=0.1): the operator's lever, printed for information (no goal)
  *   off again a second service with both off: what two processes of the same code differ by (JIT,
  *             heap layout, where the machine's other work fell) is the noise floor, printed; the
  *             baseline the costs are read against is both services with everything off, pooled
- * The four run side by side (each on a data directory of its own) and are loaded in turn, in
+ * The five run side by side (each on a data directory of its own) and are loaded in turn, in
  * one-second bursts whose order rotates, many times over: whatever else the shared machine does
  * weighs on each alike. The cost is the server's CPU per request over the same figure with both
  * off (from /proc; throughput, which the load generator on the same cores also shapes, where
@@ -33,10 +35,12 @@ const CONNECTIONS = 50;
 /** Seconds of load per configuration, in bursts. */
 const SECONDS = Math.min(120, Math.max(3, Number(process.env.TELEMETRY_BENCH_SECONDS ?? 15)));
 const WARMUP_SECONDS = 2;
+/** The sampled configuration's share of traces. */
+const SAMPLED_RATIO = 0.1;
 const REQUEST_BODY = JSON.stringify({ amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 });
 
-type Configuration = 'off' | 'off again' | 'metrics' | 'tracing';
-const CONFIGURATIONS: Configuration[] = ['off', 'metrics', 'tracing', 'off again'];
+type Configuration = 'off' | 'off again' | 'metrics' | 'tracing' | 'sampled';
+const CONFIGURATIONS: Configuration[] = ['off', 'metrics', 'tracing', 'sampled', 'off again'];
 /** Short bursts, each configuration in turn (the order rotating), many times over. */
 const BURST_SECONDS = 1;
 const CYCLES = Math.max(3, Math.round(SECONDS / BURST_SECONDS));
@@ -72,7 +76,9 @@ function environment(configuration: Configuration, sinkUrl: string): Record<stri
   const base = { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
   if (configuration === 'off' || configuration === 'off again') return base;
   if (configuration === 'metrics') return { ...base, METRICS_PORT: '0' };
-  return { ...base, METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_TRACES_SAMPLER: 'always_on' };
+  const traced = { ...base, METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl };
+  if (configuration === 'sampled') return { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLED_RATIO) };
+  return { ...traced, OTEL_TRACES_SAMPLER: 'always_on' };
 }
 
 async function load(url: string, apiKey: string, seconds: number) {
@@ -154,6 +160,11 @@ export async function run(): Promise<void> {
           : `${fmt(on.rps)} vs ${fmt(off.rps)} req/s`;
       const failed = on.failed + off.failed > 0 ? ' (with failed requests)' : '';
       reportGoal(name, `${basis} = ${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)} %${failed}`, `≤ ${goal * 100} %`, cost <= goal && failed === '');
+    }
+    const sampled = figure('sampled');
+    if (sampled.cpu !== null && off.cpu !== null) {
+      const cost = sampled.cpu / off.cpu - 1;
+      console.log(`  for information (no goal): metrics and tracing on, ${SAMPLED_RATIO * 100} % sampled, vs both off: ${sampled.cpu.toFixed(1)} vs ${off.cpu.toFixed(1)} µs CPU/request = ${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)} %`);
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
