@@ -165,9 +165,14 @@ class ProtobufWriter {
     this.pos = end;
   }
 
-  message(field: number, write: () => void): void {
+  /** Opens length-delimited field `field` (its tag, then open()); close() with what it returns. */
+  begin(field: number): number {
     this.tag(field, 2);
-    const at = this.open();
+    return this.open();
+  }
+
+  message(field: number, write: () => void): void {
+    const at = this.begin(field);
     write();
     this.close(at);
   }
@@ -209,8 +214,7 @@ function keyValue(w: ProtobufWriter, key: string, value: unknown): void {
   w.tag(1, 2);
   w.string(key);
   // Opened and closed here rather than through message(): no closure for every attribute.
-  w.tag(2, 2);
-  const at = w.open();
+  const at = w.begin(2);
   anyValue(w, value);
   w.close(at);
 }
@@ -218,10 +222,8 @@ function keyValue(w: ProtobufWriter, key: string, value: unknown): void {
 function attributes(w: ProtobufWriter, field: number, attrs: Attributes): void {
   for (const key in attrs) {
     if (!Object.prototype.hasOwnProperty.call(attrs, key)) continue;
-    const value = attrs[key];
-    w.tag(field, 2);
-    const at = w.open();
-    keyValue(w, key, value);
+    const at = w.begin(field);
+    keyValue(w, key, attrs[key]);
     w.close(at);
   }
 }
@@ -290,8 +292,7 @@ function span(w: ProtobufWriter, s: ReadableSpan): void {
   for (const l of s.links) w.message(13, () => link(w, l));
   w.tag(14, 0);
   w.varint(s.droppedLinksCount);
-  w.tag(15, 2);
-  const status = w.open();
+  const status = w.begin(15);
   if (s.status.message) {
     w.tag(2, 2);
     w.string(s.status.message);
@@ -349,8 +350,7 @@ export class OtlpSpanEncoder {
             const sc = list[0]!.instrumentationScope;
             w.message(1, () => scope(w, sc));
             for (const s of list) {
-              w.tag(2, 2);
-              const at = w.open();
+              const at = w.begin(2);
               span(w, s);
               w.close(at);
             }
