@@ -50,6 +50,9 @@ export function reportGoal(figure: GoalFigure, measured: string, goal: string, m
 export const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** A change as a signed percentage with one decimal: 0.396 → "+39.6 %". */
+export const signedPercent = (x: number): string => `${x >= 0 ? '+' : ''}${fmt(x * 100, 1)} %`;
+
 /** The table of every goal: figure, measured, goal, met / NOT met / not measured. */
 export function goalTable(): string {
   const rows = GOALS.map((figure) => {

@@ -33,7 +33,7 @@ import { postgresAvailable } from '../lib/pgDatabase.ts';
 import { freePort, type ServiceProcess } from '../lib/spawnService.ts';
 import { processCpuMicros } from '../lib/processCpu.ts';
 import { exportOnce, rssBytes } from './export.ts';
-import { fmt, reportGoal } from './goals.ts';
+import { fmt, reportGoal, signedPercent } from './goals.ts';
 import { percentile, postJson, QUOTE_BODY, startTarget, type Target } from './pgTargets.ts';
 import { DatabaseCpu } from './databaseCpu.ts';
 import { LoopPace, parseRate } from './pace.ts';
@@ -331,21 +331,20 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
   const opsDrift = trendDrift(measured.map((m) => m.ops));
   const drift = (a: number, b: number) => (a > 0 ? b / a - 1 : 0);
   const errors = minutes.reduce((sum, m) => sum + m.errors, 0);
-  const pct = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x * 100, 1)} %`;
   const label = engine === 'sqljs' ? 'sql.js' : 'PostgreSQL';
   const memory = engine === 'sqljs' ? 'RSS less the database' : 'RSS';
   const span = `minutes ${minutes.indexOf(first) + 1}–${minutes.indexOf(last) + 1}`;
-  console.log(`  drift (trend over ${span}): ${memory} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}`);
+  console.log(`  drift (trend over ${span}): ${memory} ${signedPercent(rssDrift)}, p99 ${signedPercent(p99Drift)}, throughput ${signedPercent(opsDrift)}`);
   console.log(
-    `  minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1} alone: ${memory} ${pct(drift(memoryOf(engine, first), memoryOf(engine, last)))}, ` +
-      `p99 ${pct(drift(p99(first), p99(last)))}, throughput ${pct(drift(first.ops, last.ops))}`,
+    `  minute ${minutes.indexOf(last) + 1} vs minute ${minutes.indexOf(first) + 1} alone: ${memory} ${signedPercent(drift(memoryOf(engine, first), memoryOf(engine, last)))}, ` +
+      `p99 ${signedPercent(drift(p99(first), p99(last)))}, throughput ${signedPercent(drift(first.ops, last.ops))}`,
   );
   const cpu = measured.map(cpuPerOp);
-  if (cpu.every((c) => c !== null)) console.log(`  the service's CPU per operation (not a goal; export and background work included): trend ${pct(trendDrift(cpu as number[]))}`);
+  if (cpu.every((c) => c !== null)) console.log(`  the service's CPU per operation (not a goal; export and background work included): trend ${signedPercent(trendDrift(cpu as number[]))}`);
   const dbCpu = measured.map(dbCpuPerOp);
   if (engine === 'postgres' && dbCpu.every((c) => c !== null)) {
     console.log(
-      `  PostgreSQL's CPU per operation (not a goal; the export and VACUUM apart): trend ${pct(trendDrift(dbCpu as number[]))}; ` +
+      `  PostgreSQL's CPU per operation (not a goal; the export and VACUUM apart): trend ${signedPercent(trendDrift(dbCpu as number[]))}; ` +
         `the export and VACUUM: ${fmt((first.dbOwnWorkUs ?? 0) / 1e6, 2)} s of its CPU in minute ${minutes.indexOf(first) + 1}, ${fmt((last.dbOwnWorkUs ?? 0) / 1e6, 2)} s in minute ${minutes.indexOf(last) + 1}`,
     );
   }
@@ -354,7 +353,7 @@ function report(engine: 'sqljs' | 'postgres', soak: Soak, delivered: number, dup
   const met = rssDrift < 0.1 && p99Drift < 0.1 && opsDrift > -0.1 && errors === 0 && delivered >= soak.expectedDeliveries;
   reportGoal(
     `soak, ${label}: drift after the first 2 minutes, errors, webhooks`,
-    `${MINUTES} min on ${label}, trend over ${span}: RSS${engine === 'sqljs' ? '−db' : ''} ${pct(rssDrift)}, p99 ${pct(p99Drift)}, throughput ${pct(opsDrift)}, ${errors} errors, ${delivered}/${soak.expectedDeliveries} webhooks`,
+    `${MINUTES} min on ${label}, trend over ${span}: RSS${engine === 'sqljs' ? '−db' : ''} ${signedPercent(rssDrift)}, p99 ${signedPercent(p99Drift)}, throughput ${signedPercent(opsDrift)}, ${errors} errors, ${delivered}/${soak.expectedDeliveries} webhooks`,
     'RSS, p99 rise < 10 %, throughput fall < 10 %, 0 errors, all delivered',
     met,
   );

@@ -29,7 +29,7 @@ import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { processCpuMicros } from '../lib/processCpu.ts';
 import { createAccountWithCli, startService } from '../lib/spawnService.ts';
-import { fmt, reportGoal } from './goals.ts';
+import { fmt, reportGoal, signedPercent } from './goals.ts';
 
 const CONNECTIONS = 50;
 /** Seconds of load per configuration, in bursts. */
@@ -145,7 +145,7 @@ export async function run(): Promise<void> {
     const off = figureOf(pooled(totals.get('off')!, totals.get('off again')!));
     if (first.cpu !== null && again.cpu !== null) {
       const floor = again.cpu / first.cpu - 1;
-      console.log(`  noise floor: the two services with both off differ by ${floor >= 0 ? '+' : ''}${(floor * 100).toFixed(1)} % CPU per request (the baseline below is both, pooled)`);
+      console.log(`  noise floor: the two services with both off differ by ${signedPercent(floor)} CPU per request (the baseline below is both, pooled)`);
     }
     for (const [configuration, goal, name] of [
       ['metrics', 0.05, 'POST /v1/quotes with metrics on (tracing off) vs both off'],
@@ -159,12 +159,12 @@ export async function run(): Promise<void> {
           ? `${on.cpu.toFixed(1)} vs ${off.cpu.toFixed(1)} µs CPU/request`
           : `${fmt(on.rps)} vs ${fmt(off.rps)} req/s`;
       const failed = on.failed + off.failed > 0 ? ' (with failed requests)' : '';
-      reportGoal(name, `${basis} = ${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)} %${failed}`, `≤ ${goal * 100} %`, cost <= goal && failed === '');
+      reportGoal(name, `${basis} = ${signedPercent(cost)}${failed}`, `≤ ${goal * 100} %`, cost <= goal && failed === '');
     }
     const sampled = figure('sampled');
     if (sampled.cpu !== null && off.cpu !== null) {
       const cost = sampled.cpu / off.cpu - 1;
-      console.log(`  for information (no goal): metrics and tracing on, ${SAMPLED_RATIO * 100} % sampled, vs both off: ${sampled.cpu.toFixed(1)} vs ${off.cpu.toFixed(1)} µs CPU/request = ${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)} %`);
+      console.log(`  for information (no goal): metrics and tracing on, ${SAMPLED_RATIO * 100} % sampled, vs both off: ${sampled.cpu.toFixed(1)} vs ${off.cpu.toFixed(1)} µs CPU/request = ${signedPercent(cost)}`);
     }
   } finally {
     await Promise.all(services.map((s) => s.stop()));
