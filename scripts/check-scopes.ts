@@ -1,7 +1,8 @@
 /**
  * Fails when an operation of the contract lacks a valid `x-required-scope` (`<family>:<read|write>`
  * or `none`), when an operation that takes no API key asks for a scope, when one that needs a
- * scope declares no 403 response, or when the ApiKeyScopes
+ * scope declares no 403 response, when one that needs the admin role (`x-required-role: admin`)
+ * needs a scope that an operation open to member keys needs too, or when the ApiKeyScopes
  * schema and the scope families of src/domain/accounts/scopes.ts disagree. Reads the bundle
  * (generated/openapi.json, or the file named as the first argument), which check:generated holds
  * to openapi/.
@@ -27,6 +28,7 @@ for (const [pathTemplate, item] of Object.entries<Json>(spec.paths ?? {})) {
     operations.push({
       where: `${method.toUpperCase()} ${pathTemplate} (${operation.operationId})`,
       requiredScope: operation['x-required-scope'],
+      requiredRole: operation['x-required-role'],
       schemes: security.flatMap((requirement) => Object.keys(requirement)),
       statuses: Object.keys(operation.responses ?? {}),
     });

@@ -49,6 +49,13 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/domain/rateLocks/lock.ts', 'src/domain/time/isoDuration.ts', 'src/store/rateLocks.ts', 'src/services/rateLocks.ts'],
     testFiles: ['test/unit/domain/rateLocks/lock.test.ts', 'test/unit/domain/time/isoDuration.test.ts', 'test/api/rateLocks.test.ts', 'test/api/testClock.test.ts'],
   },
+  // Restricted keys' scopes: what a key may call, the checker that holds admin operations to
+  // scopes no member operation needs, and escalation (requiredScopes.test.ts runs the checker in a
+  // child process, out of the mutant's reach, so the unit tests hold the checker's rule).
+  scopes: {
+    mutate: ['src/domain/accounts/scopes.ts'],
+    testFiles: ['test/unit/domain/accounts/scopes.test.ts', 'test/api/conditions.test.ts', 'test/api/apiKeys.test.ts'],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

@@ -308,6 +308,42 @@ describe('waiveCondition', () => {
   });
 });
 
+describe("a restricted key's scopes", () => {
+  /** A restricted key of the account with exactly `scopes`, made by its admin key. */
+  async function restricted(account: TestAccount, scopes: components['schemas']['ApiKeyScopes']): Promise<TestAccount> {
+    const { data, response } = await account.client.POST('/v1/api-keys', { body: { name: `Scopes ${JSON.stringify(scopes)}`, scopes } });
+    expect(response.status).toBe(201);
+    return { ...account, apiKey: data!.apiKey, client: app.clientFor(data!.apiKey) };
+  }
+
+  it('an intake key (applications:write, quotes:write) cannot add, satisfy or waive a condition: 403 naming underwriting:write, and the application stays approved', async () => {
+    const account = await accountWithConditions();
+    const application = await approved(account);
+    const { mortgageId, conditions } = application;
+    const intake = await restricted(account, { applications: 'write', quotes: 'write' });
+    const added = await intake.client.POST('/v1/applications/{mortgageId}/conditions', {
+      params: { path: { mortgageId } },
+      body: { type: 'custom', description: 'Anything', dueBefore: 'closing' },
+    });
+    const refusals = [added];
+    for (const condition of conditions) refusals.push(await satisfy(intake, mortgageId, condition.conditionId), await waive(intake, mortgageId, condition.conditionId));
+    for (const refused of refusals) {
+      expect(refused.response.status).toBe(403);
+      expect(refused.error).toMatchObject({ code: 'scope_missing', requiredScope: 'underwriting:write' });
+    }
+    expect(await read(account, mortgageId)).toEqual(application);
+    expect(await events(account, 'application.cleared_to_close')).toEqual([]);
+  });
+
+  it('a key with underwriting:write clears the conditions, as the underwriting desk does', async () => {
+    const account = await accountWithConditions();
+    const { mortgageId, conditions } = await approved(account);
+    const desk = await restricted(account, { underwriting: 'write' });
+    for (const condition of conditions) expect((await waive(desk, mortgageId, condition.conditionId)).response.status).toBe(200);
+    expect((await read(account, mortgageId)).status).toBe('clear_to_close');
+  });
+});
+
 describe('a reviewer approval with conditions of its own', () => {
   it("attaches the rules' conditions, then the reviewer's, and keeps the reason", async () => {
     const account = await accountWithConditions([{ type: 'income_proof', description: 'Pay stubs', dueBefore: 'closing' }]);

@@ -1,5 +1,6 @@
 /**
- * Every operation says which scope a restricted key needs (`x-required-scope`), checked by
+ * Every operation says which scope a restricted key needs (`x-required-scope`), and an operation
+ * that needs the admin role needs a scope no operation open to member keys needs, checked by
  * `npm run check:scopes` (scripts/check-scopes.ts): these tests run that script on the published
  * contract and on broken copies of it, so the check itself is known to fail when it should.
  */
@@ -73,6 +74,33 @@ describe('x-required-scope on every operation', () => {
     const { code, output } = await check((spec) => delete spec.paths['/v1/quotes'].post.responses['403']);
     expect(code).toBe(1);
     expect(output).toContain('POST /v1/quotes (createQuote) needs quotes:write but declares no 403 response');
+  });
+
+  it('an admin operation whose scope an operation open to member keys needs too fails the check, named', async () => {
+    const waive = (spec: Json) => spec.paths['/v1/applications/{mortgageId}/conditions/{conditionId}/waive'].post;
+    const { code, output } = await check((spec) => (waive(spec)['x-required-scope'] = 'applications:write'));
+    expect(code).toBe(1);
+    expect(output).toContain('POST /v1/applications/{mortgageId}/conditions/{conditionId}/waive (waiveCondition) needs the admin role but its x-required-scope is applications:write');
+    // write covers read: a member operation's applications:write also holds applications:read.
+    const read = await check((spec) => (waive(spec)['x-required-scope'] = 'applications:read'));
+    expect(read.code).toBe(1);
+    expect(read.output).toContain('(waiveCondition) needs the admin role but its x-required-scope is applications:read');
+    const none = await check((spec) => (waive(spec)['x-required-scope'] = 'none'));
+    expect(none.code).toBe(1);
+    expect(none.output).toContain('(waiveCondition) needs the admin role but its x-required-scope is none');
+  });
+
+  it('an operation opened to member keys makes every admin operation of its scope fail the check', async () => {
+    const { code, output } = await check((spec) => delete spec.paths['/v1/applications/{mortgageId}/approve'].post['x-required-role']);
+    expect(code).toBe(1);
+    expect(output).toContain('(declineApplication) needs the admin role but its x-required-scope is underwriting:write');
+    expect(output).toContain('(waiveCondition) needs the admin role but its x-required-scope is underwriting:write');
+  });
+
+  it('an x-required-role other than admin fails the check (the edge would let any key through)', async () => {
+    const { code, output } = await check((spec) => (spec.paths['/v1/pricing'].put['x-required-role'] = 'Admin'));
+    expect(code).toBe(1);
+    expect(output).toContain('x-required-role "Admin" is not admin');
   });
 
   it("the ApiKeyScopes schema's families and the code's families must agree", async () => {

@@ -4287,8 +4287,9 @@ export interface components {
          *     - `events`: the event feed.
          *     - `exports`: exports of mortgage records and the export formats.
          *     - `pricing`: the pricing sheet.
-         *     - `underwriting`: underwriting rules and the approve and decline decisions.
-         *     - `apiKeys`: aPI keys.
+         *     - `underwriting`: underwriting rules, the approve and decline decisions, and conditions
+         *       (add, satisfy, waive).
+         *     - `apiKeys`: API keys.
          *     - `audit`: the audit log.
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
@@ -4327,8 +4328,9 @@ export interface components {
          *     - `events`: the event feed.
          *     - `exports`: exports of mortgage records and the export formats.
          *     - `pricing`: the pricing sheet.
-         *     - `underwriting`: underwriting rules and the approve and decline decisions.
-         *     - `apiKeys`: aPI keys.
+         *     - `underwriting`: underwriting rules, the approve and decline decisions, and conditions
+         *       (add, satisfy, waive).
+         *     - `apiKeys`: API keys.
          *     - `audit`: the audit log.
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.

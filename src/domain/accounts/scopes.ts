@@ -87,6 +87,8 @@ export interface DeclaredOperation {
   /** `GET /v1/quotes/{quoteId}`, for messages. */
   where: string;
   requiredScope: unknown;
+  /** Its `x-required-role` (`admin`, or undefined when any key of the account may call it). */
+  requiredRole: unknown;
   /** The security schemes the operation accepts. */
   schemes: string[];
   /** The response statuses it declares. */
@@ -94,17 +96,38 @@ export interface DeclaredOperation {
 }
 
 /**
+ * The scopes a restricted key needs to do what a member key does: per family, the highest level an
+ * operation open to members (no `x-required-role: admin`) asks. A key made to stand in for a
+ * member integration holds these, so none of them may open an admin operation.
+ */
+function memberScopes(operations: DeclaredOperation[]): ApiKeyScopes {
+  const held = Object.create(null) as ApiKeyScopes;
+  for (const op of operations) {
+    if (op.requiredRole === 'admin' || !op.schemes.includes('apiKey')) continue;
+    const parsed = parseRequiredScope(op.requiredScope);
+    if (parsed && !scopesAllow(held, parsed)) held[parsed.family] = parsed.level;
+  }
+  return held;
+}
+
+/**
  * What is wrong with the operations' `x-required-scope` (empty when nothing): every operation
  * declares one of the allowed forms, an operation that takes no API key (the bank partners'
- * `POST /v1/banks/verify`) declares `none`, since scopes are an API key's, and an operation that
- * needs a scope declares the 403 a restricted key without it gets.
+ * `POST /v1/banks/verify`) declares `none`, since scopes are an API key's, an operation that
+ * needs a scope declares the 403 a restricted key without it gets, and an operation that needs the
+ * admin role needs a scope no member operation needs (else a restricted key made for a member's
+ * work, such as an intake integration's `applications:write`, would reach it).
  */
 export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFamilies: string[]): string[] {
   const issues: string[] = [];
+  const members = memberScopes(operations);
   for (const op of operations) {
     if (op.requiredScope === undefined) {
       issues.push(`${op.where} declares no x-required-scope (use <family>:<read|write> or none)`);
       continue;
+    }
+    if (op.requiredRole !== undefined && op.requiredRole !== 'admin') {
+      issues.push(`${op.where}: x-required-role ${JSON.stringify(op.requiredRole)} is not admin (leave it out for an operation any key of the account may call)`);
     }
     const parsed = parseRequiredScope(op.requiredScope);
     if (parsed === undefined) {
@@ -113,6 +136,9 @@ export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFa
       issues.push(`${op.where} takes no API key, so its x-required-scope must be none`);
     } else if (parsed !== null && !op.statuses.includes('403')) {
       issues.push(`${op.where} needs ${formatScope(parsed)} but declares no 403 response (a restricted key without it gets 403 scope_missing: $ref ScopeMissing.yaml or Forbidden.yaml)`);
+    } else if (op.requiredRole === 'admin' && scopesAllow(members, parsed)) {
+      const held = parsed === null ? 'none, which every key holds' : `${formatScope(parsed)}, which operations open to member keys need too`;
+      issues.push(`${op.where} needs the admin role but its x-required-scope is ${held}: give it a scope no member operation needs`);
     }
   }
   const listed = [...SCOPE_FAMILIES].sort().join(',');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escalationIssue, normaliseScopes, requestedKey, scopesAllow } from '../../../../src/domain/accounts/scopes.ts';
+import { SCOPE_FAMILIES, escalationIssue, normaliseScopes, requestedKey, scopeDeclarationIssues, scopesAllow, type DeclaredOperation } from '../../../../src/domain/accounts/scopes.ts';
 
 describe('scopesAllow', () => {
   it('write implies read; read does not imply write; a family left out or none allows nothing; none needs nothing', () => {
@@ -49,5 +49,35 @@ describe('escalationIssue', () => {
 
   it('a member makes no key', () => {
     expect(escalationIssue({ role: 'member', scopes: null }, restricted({}))).toContain('cannot create');
+  });
+});
+
+describe('scopeDeclarationIssues: an admin operation needs a scope no member operation needs', () => {
+  const op = (where: string, requiredScope: unknown, requiredRole?: string, schemes = ['apiKey']): DeclaredOperation => ({ where, requiredScope, requiredRole, schemes, statuses: ['200', '403'] });
+  const issues = (operations: DeclaredOperation[]) => scopeDeclarationIssues(operations, [...SCOPE_FAMILIES]);
+
+  it('passes when the admin operations own a family or a level the member operations do not reach', () => {
+    expect(issues([op('createApplication', 'applications:write'), op('waiveCondition', 'underwriting:write', 'admin')])).toEqual([]);
+    expect(issues([op('listWebhooks', 'webhooks:read'), op('createWebhook', 'webhooks:write', 'admin')])).toEqual([]);
+  });
+
+  it('fails an admin operation whose scope, or a lower level of it, a member operation needs; or that needs none', () => {
+    for (const scope of ['applications:write', 'applications:read', 'none']) {
+      const found = issues([op('createApplication', 'applications:write'), op('waiveCondition', scope, 'admin')]);
+      expect(found, scope).toHaveLength(1);
+      expect(found[0]).toContain('waiveCondition needs the admin role but its x-required-scope is');
+    }
+  });
+
+  it('does not count an operation that takes no API key as a member operation', () => {
+    expect(issues([op('verifyBank', 'none', undefined, ['bankToken']), op('createBankToken', 'bankVerifications:write', 'admin')])).toEqual([]);
+    // Only the bank-token operation's own scope is wrong; the admin operation is not flagged because of it.
+    expect(issues([op('listWebhooks', 'webhooks:write', undefined, ['bankToken']), op('createWebhook', 'webhooks:write', 'admin')])).toEqual([
+      'listWebhooks takes no API key, so its x-required-scope must be none',
+    ]);
+  });
+
+  it('fails an x-required-role other than admin', () => {
+    expect(issues([op('updatePricing', 'pricing:write', 'owner')])).toEqual(['updatePricing: x-required-role "owner" is not admin (leave it out for an operation any key of the account may call)']);
   });
 });
