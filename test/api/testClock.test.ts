@@ -139,6 +139,19 @@ describe('advanceTestClock', () => {
     expect(Date.parse(lock!.lockedAt)).toBeGreaterThan(Date.now() + 30 * DAY);
   });
 
+  it('a lock made after the clock moved is locked at the simulated time and expires its period after that', async () => {
+    const lender = await app.newAccount('Lock After Advance');
+    const { data: clock } = await advance(lender.test, 'P10D');
+    const lock = await lockedQuote(lender.test);
+    const { data: after } = await lender.test.GET('/v1/test/clock');
+    const lockedAt = Date.parse(lock.lockedAt);
+    expect(lockedAt).toBeGreaterThanOrEqual(Date.parse(clock!.now));
+    expect(lockedAt).toBeLessThanOrEqual(Date.parse(after!.now));
+    expect(lock.expiresAt).toBe(new Date(lockedAt + 30 * DAY).toISOString());
+    const { data: read } = await lender.test.GET('/v1/rate-locks/{lockId}', { params: { path: { lockId: lock.lockId } } });
+    expect(read!.expiresAt).toBe(lock.expiresAt);
+  });
+
   it('brings the test environment’s pending webhook retries forward; live retries keep their time', async () => {
     const lender = await app.newAccount('Retry Schedule');
     const testHook = await receiver();
