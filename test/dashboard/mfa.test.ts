@@ -163,6 +163,20 @@ describe('sign-in', () => {
     nextMinute();
   });
 
+  it('a code one step (30 s) either side of now is taken; one two steps (60 s) either side is refused', async () => {
+    nextMinute(); // past every step used so far, so only the window decides
+    const { client } = await signInWithPassword('alice@alice.test');
+    for (const offset of [-60_000, 60_000]) {
+      const refused = await sendCode(client, codeFor(aliceSecret, offset));
+      expect(refused.status, String(offset)).toBe(401);
+      expect(refused.body).toContain('The code is not correct');
+    }
+    expect((await sendCode(client, codeFor(aliceSecret, -30_000))).status).toBe(303);
+    const ahead = await signInWithPassword('alice@alice.test');
+    expect((await sendCode(ahead.client, codeFor(aliceSecret, 30_000))).status).toBe(303);
+    nextMinute();
+  });
+
   it('wrong codes count toward the sign-in limits: past them even the right code gets 429 until the minute ends', async () => {
     nextMinute();
     nextStep();
