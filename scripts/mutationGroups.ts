@@ -49,6 +49,11 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/domain/rateLocks/lock.ts', 'src/domain/time/isoDuration.ts', 'src/store/rateLocks.ts', 'src/services/rateLocks.ts'],
     testFiles: ['test/unit/domain/rateLocks/lock.test.ts', 'test/unit/domain/time/isoDuration.test.ts', 'test/api/rateLocks.test.ts', 'test/api/testClock.test.ts'],
   },
+  // The embedded store's backup file: its frame, its checksum and HMAC, and the checks of verify and restore.
+  backups: {
+    mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/store/core/derivedKeys.ts', 'src/services/backups.ts'],
+    testFiles: ['test/unit/services/backupRoundTrip.test.ts', 'test/api/backupVerify.test.ts', 'test/api/backup.test.ts'],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

@@ -15,7 +15,7 @@ import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'nod
 import { join } from 'node:path';
 import { DIR_MODE, FILE_MODE, hashInTurns, sha256, syncDir, writeFileDurable } from '../core/files.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
-import { BACKUP_HMAC_INFO } from '../core/derivedKeys.ts';
+import { backupHmacKey, type BackupHmacKey } from './backupKeys.ts';
 import { FrameError, entryHead, frameHead, frameTrailer, parseFrame, type FrameHmac } from './backupFormat.ts';
 import { engineFiles, exists } from './dataDir.ts';
 import { describe, writeManifest } from './manifest.ts';
@@ -46,7 +46,7 @@ interface BackupHeader {
  * `absent` (a file with none: format 1, or written without a key), `key-not-loaded` (made with a
  * key of another id than those loaded), `no-key` (no key loaded to check it with).
  */
-export type BackupAuthentication = 'verified' | 'absent' | 'key-not-loaded' | 'no-key';
+type BackupAuthentication = 'verified' | 'absent' | 'key-not-loaded' | 'no-key';
 
 /** What a backup holds, read and verified. */
 export interface VerifiedBackup {
@@ -74,18 +74,6 @@ export interface BackupSource {
   kind: BackupEntryKind;
   name: string;
   read(): Promise<Uint8Array | null>;
-}
-
-/** The key a backup's HMAC is made with: derived from the sealing key of id `keyId` (derivedKeys.ts). */
-export interface BackupHmacKey {
-  keyId: string;
-  key: Buffer;
-}
-
-/** The backup HMAC key of the keyring's key `keyId` (default its sealing key), or null when not loaded. */
-export function backupHmacKey(keyring: SecretKeyring, keyId: string = keyring.primaryKeyId): BackupHmacKey | null {
-  const key = keyring.derivedKey(BACKUP_HMAC_INFO, keyId);
-  return key ? { keyId, key } : null;
 }
 
 /**

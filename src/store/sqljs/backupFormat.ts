@@ -20,15 +20,15 @@
  * (JSON.stringify writes none) and its trailer has a fixed length, so it too is read by lengths.
  */
 
-export const FRAME_MAGIC = 'MOSFRAME';
-export const FRAME_VERSION = 1;
+const FRAME_MAGIC = 'MOSFRAME';
+const FRAME_VERSION = 1;
 const LEGACY_MAGIC = 'MOSBACKUP\n';
 const LEGACY_TRAILER_BYTES = 78;
 const LEGACY_TRAILER = /^\{"sha256":"([0-9a-f]{64})"\}\n$/;
 /** No header or trailer is near this; a length past it is damage, not a large backup. */
 const MAX_JSON_BYTES = 1 << 24;
 
-export interface FrameEntry {
+interface FrameEntry {
   kind: string;
   name: string;
   content: Buffer;
@@ -165,7 +165,7 @@ export function parseFrame(data: Buffer): ParsedFrame {
 }
 
 /** The first backups' layout (see the top of this file). */
-export function parseLegacyFrame(data: Buffer): ParsedFrame {
+function parseLegacyFrame(data: Buffer): ParsedFrame {
   const headerEnd = data.indexOf(0x0a, LEGACY_MAGIC.length); // a JSON.stringify line: its only newline ends it
   if (headerEnd < 0 || data.length < headerEnd + 1 + LEGACY_TRAILER_BYTES) throw new FrameError('it is cut short (no checksum at its end)');
   const header = jsonObject(data.subarray(LEGACY_MAGIC.length, headerEnd), 'header');

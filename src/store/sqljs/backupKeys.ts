@@ -1,9 +1,10 @@
 /**
- * The sealing keys a restore or `backup verify` checks a backup's HMAC with, read without writing
+ * The key a backup's HMAC is made with, and the sealing keys a restore or `backup verify` checks a backup's HMAC with, read without writing
  * anything (the store's own loadKeyring creates a key file when there is none: here that would
  * invent a key no backup was made with).
  */
 import { readFile } from 'node:fs/promises';
+import { BACKUP_HMAC_INFO } from '../core/derivedKeys.ts';
 import { SecretKeyring, decodeSecretsKey, keyFilePath, type SecretsKeyOptions } from '../core/sealing.ts';
 
 async function keyIn(file: string, required: boolean): Promise<Buffer | null> {
@@ -31,4 +32,16 @@ export async function backupCheckKeys(dataDir: string, options: SecretsKeyOption
   if (key === null) return null;
   const next = await keyIn(`${file}.next`, false);
   return { keyring: new SecretKeyring(key, next ? [next] : []), source: file };
+}
+
+/** The key a backup's HMAC is made with: derived from the sealing key of id `keyId` (derivedKeys.ts). */
+export interface BackupHmacKey {
+  keyId: string;
+  key: Buffer;
+}
+
+/** The backup HMAC key of the keyring's key `keyId` (default its sealing key), or null when not loaded. */
+export function backupHmacKey(keyring: SecretKeyring, keyId: string = keyring.primaryKeyId): BackupHmacKey | null {
+  const key = keyring.derivedKey(BACKUP_HMAC_INFO, keyId);
+  return key ? { keyId, key } : null;
 }

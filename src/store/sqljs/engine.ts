@@ -10,7 +10,7 @@ import type { FaultInjector } from '../core/files.ts';
 import { applyMigrations, loadMigrations, type Migration } from '../core/migrate.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, StoreObserver, Tx } from '../store.ts';
-import { backupHmacKey, type BackupHmacKey } from './backupFile.ts';
+import { backupHmacKey, type BackupHmacKey } from './backupKeys.ts';
 import { Checkpoints, type CheckpointHost } from './checkpoints.ts';
 import { preparedExportRoom } from './exportRoom.ts';
 import { Connection, TX_CONTROL, bindable, isPureRead, type Mode } from './connection.ts';

@@ -1,6 +1,6 @@
 /** The embedded store's public face: its options, its figures, and what it offers beyond Store. */
 import type { FaultInjector } from '../core/files.ts';
-import type { BackupHmacKey } from './backupFile.ts';
+import type { BackupHmacKey } from './backupKeys.ts';
 import type { SecretsKeyOptions } from '../core/sealing.ts';
 import type { SqlExecutor, Store } from '../store.ts';
 
