@@ -56,6 +56,11 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/domain/accounts/scopes.ts'],
     testFiles: ['test/unit/domain/accounts/scopes.test.ts', 'test/api/conditions.test.ts', 'test/api/apiKeys.test.ts'],
   },
+  // The embedded store's backup file: its frame, its checksum and HMAC, and the checks of verify and restore.
+  backups: {
+    mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/store/core/derivedKeys.ts', 'src/services/backups.ts'],
+    testFiles: ['test/unit/services/backupRoundTrip.test.ts', 'test/api/backupVerify.test.ts', 'test/api/backup.test.ts'],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

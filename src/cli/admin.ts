@@ -11,7 +11,7 @@ import { createContext } from '../createContext.ts';
 import { createLogger } from '../log.ts';
 import { lockHolderPid } from '../store/sqljs/sqljsStore.ts';
 import { openStore } from '../store/open.ts';
-import { parseAdminArgs } from './argv.ts';
+import { parseAdminArgs, withArgument } from './argv.ts';
 import { sendAdminRequest } from './adminSocket.ts';
 import { AdminCommandError, adminCommands, runAdminCommand } from './commands.ts';
 
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     console.log(usage());
     return argv.length === 0 ? 2 : 0;
   }
-  const { command, flags, json } = parseAdminArgs(argv);
+  const { command, flags, json } = withArgument(parseAdminArgs(argv), adminCommands);
   const config = loadConfig();
   const spec = Object.hasOwn(adminCommands, command) ? adminCommands[command] : undefined;
   if (!spec) throw new AdminCommandError(`Unknown command "${command}".\n\n${usage()}`);

@@ -5,10 +5,37 @@
  * verifies the file and writes a new data directory, which the service then opens as any other.
  */
 import { isAbsolute } from 'node:path';
-import { AdminCommandError, type AdminCommand } from './command.ts';
+import { loadConfig } from '../config.ts';
+import type { BackupCheckOptions } from '../services/backups.ts';
+import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
 /** Loaded when a backup command runs: every other command of the command line starts without it. */
 const backups = () => import('../services/backups.ts');
+
+const CHECK_FLAGS = {
+  'key-file': { description: 'the sealing key file to check the HMAC with (default SECRETS_KEY, else SECRETS_KEY_FILE or DATA_DIR/secrets.key when it exists)' },
+  'accept-unauthenticated': {
+    description: 'with a key loaded, take a file whose HMAC it cannot check (one of the first format, or made with another key); a wrong HMAC is refused regardless',
+  },
+};
+
+function checkOptions(flags: Flags): BackupCheckOptions {
+  const accept = flags['accept-unauthenticated'] ?? 'false';
+  if (accept !== 'true' && accept !== 'false') throw new AdminCommandError(`--accept-unauthenticated must be true or false, got "${accept}"`);
+  // An offline command has no context: the keys come from the same settings the service reads.
+  const config = loadConfig();
+  return { dataDir: config.dataDir, secrets: config.secrets, keyFile: flags['key-file'] ?? null, acceptUnauthenticated: accept === 'true' };
+}
+
+async function refusing(run: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  const { BackupInvalidError } = await backups();
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof BackupInvalidError) throw new AdminCommandError(err.message);
+    throw err;
+  }
+}
 
 export const backupCommands: Record<string, AdminCommand> = {
   backup: {
@@ -40,22 +67,35 @@ export const backupCommands: Record<string, AdminCommand> = {
       }
     },
   },
+  'backup verify': {
+    description:
+      'Check a backup file completely without writing anything: its form, checksum and HMAC, every entry, that its database opens and passes ' +
+      'SQLite\'s integrity check, at the LSN it says. Exits 2 naming what is wrong.',
+    flags: {
+      file: { required: true, description: 'the backup file (or give it as the last word: backup verify FILE)' },
+      ...CHECK_FLAGS,
+    },
+    argument: 'file',
+    paths: ['file', 'key-file'],
+    offline: true,
+    async run(_ctx, flags) {
+      const { verifyBackup } = await backups();
+      return refusing(async () => ({ ...(await verifyBackup(flags.file!, checkOptions(flags))) }));
+    },
+  },
   restore: {
-    description: 'Verify a backup file, then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
+    description:
+      'Check a backup file completely (as backup verify), then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
     flags: {
       from: { required: true, description: 'the backup file' },
       'data-dir': { required: true, description: 'the directory to restore into (empty or new)' },
+      ...CHECK_FLAGS,
     },
-    paths: ['from', 'data-dir'],
+    paths: ['from', 'data-dir', 'key-file'],
     offline: true,
     async run(_ctx, flags) {
-      const { BackupInvalidError, restoreFromBackup } = await backups();
-      try {
-        return { ...(await restoreFromBackup(flags.from!, flags['data-dir']!)) };
-      } catch (err) {
-        if (err instanceof BackupInvalidError) throw new AdminCommandError(err.message);
-        throw err;
-      }
+      const { restoreFromBackup } = await backups();
+      return refusing(async () => ({ ...(await restoreFromBackup(flags.from!, flags['data-dir']!, checkOptions(flags))) }));
     },
   },
 };

@@ -22,6 +22,8 @@ export interface AdminCommand {
   paths?: readonly string[];
   /** How long the command line waits for a running server to answer it (default 10 s). */
   timeoutMs?: number;
+  /** A flag that may also be given as a last word after the command's (`backup verify FILE`). */
+  argument?: string;
   /** Runs in the command line itself, with no store and no server (restore writes a new data directory). */
   offline?: boolean;
   run(ctx: AppContext, flags: Flags): Promise<Record<string, unknown>>;

@@ -11,6 +11,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { open as openFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SecretSealer } from '../store.ts';
+import { deriveKey } from './derivedKeys.ts';
 import { FILE_MODE, naming, syncDir, type FaultInjector } from './files.ts';
 
 export const SEALED_PREFIX = 'sealed:v1:';
@@ -75,6 +76,12 @@ export class SecretKeyring implements SecretSealer {
   /** True when the key of id `keyId` is loaded (values sealed under it open). */
   hasKey(keyId: string): boolean {
     return this.#keys.has(keyId);
+  }
+
+  /** The key for `info` derived from the key of id `keyId` (default the sealing one), or null when that key is not loaded; the key itself never leaves. */
+  derivedKey(info: string, keyId: string = this.#primary): Buffer | null {
+    const key = this.#keys.get(keyId);
+    return key ? deriveKey(key, info) : null;
   }
 
   /** Makes `key` the sealing key; the others stay to open values not yet re-sealed. */

@@ -10,6 +10,7 @@ import type { FaultInjector } from '../core/files.ts';
 import { applyMigrations, loadMigrations, type Migration } from '../core/migrate.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, StoreObserver, Tx } from '../store.ts';
+import { backupHmacKey, type BackupHmacKey } from './backupKeys.ts';
 import { Checkpoints, type CheckpointHost } from './checkpoints.ts';
 import { preparedExportRoom } from './exportRoom.ts';
 import { Connection, TX_CONTROL, bindable, isPureRead, type Mode } from './connection.ts';
@@ -240,6 +241,11 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
     });
     await durable;
     return taken;
+  }
+
+  /** The key that authenticates a backup now: derived from the sealing key, never the key itself. */
+  backupHmacKey(): BackupHmacKey {
+    return backupHmacKey(this.keyring)!;
   }
 
   databaseBytes(): number {

@@ -1,5 +1,6 @@
 /** The embedded store's public face: its options, its figures, and what it offers beyond Store. */
 import type { FaultInjector } from '../core/files.ts';
+import type { BackupHmacKey } from './backupKeys.ts';
 import type { SecretsKeyOptions } from '../core/sealing.ts';
 import type { SqlExecutor, Store } from '../store.ts';
 
@@ -63,6 +64,8 @@ export interface SqlJsStoreExtra {
    * (engine.ts: taken in the queue, resolved once durable).
    */
   backupImage<T>(alsoRead: (db: SqlExecutor) => Promise<T>): Promise<{ image: Uint8Array; lsn: number; read: T }>;
+  /** The key a backup's HMAC is made with (derived from the sealing key: derivedKeys.ts). */
+  backupHmacKey(): BackupHmacKey;
   /** The key file in use (null when the key comes from SECRETS_KEY). */
   readonly keySource: { keyFile: string | null };
   /** Where the sealing key comes from, its id, and how many sealed values there are. */
