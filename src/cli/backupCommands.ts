@@ -10,6 +10,29 @@ import { AdminCommandError, type AdminCommand } from './command.ts';
 /** Loaded when a backup command runs: every other command of the command line starts without it. */
 const backups = () => import('../services/backups.ts');
 
+/** `restore --from-archive`: the point asked for, checked, then the archive's restore (store/sqljs/archive/restoreArchive.ts). */
+async function restoreArchive(dir: string, dataDir: string, toLsn: string | undefined, toTime: string | undefined): Promise<Record<string, unknown>> {
+  if (toLsn !== undefined && toTime !== undefined) throw new AdminCommandError('give --to-lsn or --to-time, not both');
+  const target: { lsn?: number; atMs?: number } = {};
+  if (toLsn !== undefined) {
+    if (!/^\d{1,15}$/.test(toLsn)) throw new AdminCommandError(`--to-lsn must be a whole number, got "${toLsn}"`);
+    target.lsn = Number(toLsn);
+  }
+  if (toTime !== undefined) {
+    // An offset is required: a local time would restore to a different moment on another machine.
+    const atMs = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(toTime) ? Date.parse(toTime) : NaN;
+    if (Number.isNaN(atMs)) throw new AdminCommandError(`--to-time must be an ISO 8601 time with its offset (2026-12-07T10:15:00Z), got "${toTime}"`);
+    target.atMs = atMs;
+  }
+  const { ArchiveRestoreError, restoreFromArchive } = await import('../store/sqljs/archive/restoreArchive.ts');
+  try {
+    return { ...(await restoreFromArchive(dir, dataDir, target)) };
+  } catch (err) {
+    if (err instanceof ArchiveRestoreError) throw new AdminCommandError(err.message);
+    throw err;
+  }
+}
+
 export const backupCommands: Record<string, AdminCommand> = {
   backup: {
     description:
@@ -41,14 +64,21 @@ export const backupCommands: Record<string, AdminCommand> = {
     },
   },
   restore: {
-    description: 'Verify a backup file, then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
+    description:
+      'Verify a backup file (--from), or an archive (--from-archive) up to a point, then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
     flags: {
-      from: { required: true, description: 'the backup file' },
+      from: { description: 'the backup file' },
+      'from-archive': { description: 'the archive directory (ARCHIVE_DIR of the store to bring back)' },
       'data-dir': { required: true, description: 'the directory to restore into (empty or new)' },
+      'to-lsn': { description: 'with --from-archive: restore up to and including this LSN (default: the last archived write)' },
+      'to-time': { description: 'with --from-archive: restore every write acknowledged at or before this moment (ISO 8601 with its offset, e.g. 2026-12-07T10:15:00Z)' },
     },
-    paths: ['from', 'data-dir'],
+    paths: ['from', 'from-archive', 'data-dir'],
     offline: true,
     async run(_ctx, flags) {
+      if ((flags.from === undefined) === (flags['from-archive'] === undefined)) throw new AdminCommandError('give one of --from FILE (a backup) or --from-archive DIR (an archive)');
+      if (flags['from-archive'] !== undefined) return { ...(await restoreArchive(flags['from-archive'], flags['data-dir']!, flags['to-lsn'], flags['to-time'])) };
+      if (flags['to-lsn'] !== undefined || flags['to-time'] !== undefined) throw new AdminCommandError('--to-lsn and --to-time go with --from-archive; a backup restores to its own LSN');
       const { BackupInvalidError, restoreFromBackup } = await backups();
       try {
         return { ...(await restoreFromBackup(flags.from!, flags['data-dir']!)) };
