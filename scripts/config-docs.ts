@@ -1,5 +1,6 @@
 /**
- * Renders the configuration reference, docs/operators/configuration.md, from src/config.ts:
+ * Renders the configuration reference, docs/operators/configuration.md, from src/config.ts (and
+ * the settings it reads through src/config/*.ts):
  * every environment variable `loadConfig` reads, with its default and range (read from the code)
  * and its meaning (the JSDoc comment of the field it fills, which starts with the variable's name:
  * `/** DASHBOARD_SESSION_IDLE_MINUTES: ... *\/`). Fields are grouped by the interface they belong to.
@@ -10,7 +11,7 @@
  * It fails, naming the variable, when config.ts reads a variable no comment names, or a comment
  * names a variable config.ts does not read.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -18,6 +19,8 @@ import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIG = path.join(root, 'src', 'config.ts');
+/** Settings kept apart by concern (src/config/storage.ts …): every variable they read and every comment count as config.ts's own. */
+const CONFIG_PARTS = path.join(root, 'src', 'config');
 const PAGE = path.join(root, 'docs', 'operators', 'configuration.md');
 const VARIABLE = /^([A-Z][A-Z0-9_]*[A-Z0-9]):\s*/;
 
@@ -110,6 +113,7 @@ function documented(source: ts.SourceFile): { groups: Map<string, string>; varia
 const GROUP_TITLES: Record<string, string> = {
   Config: 'The service',
   DatabaseConfig: 'Database',
+  ArchiveConfig: 'Continuous archive (embedded store)',
   SecretsConfig: 'Secrets at rest',
   WebhookConfig: 'Webhooks',
   RateLockConfig: 'Rate locks',
@@ -133,6 +137,14 @@ export async function renderConfigDocs(): Promise<string> {
   if (!loadConfig) throw new Error('src/config.ts has no loadConfig function');
   const read = reads(loadConfig);
   const { groups, variables } = documented(source);
+  for (const name of (await readdir(CONFIG_PARTS)).filter((n) => n.endsWith('.ts')).sort()) {
+    const file = path.join(CONFIG_PARTS, name);
+    const part = ts.createSourceFile(file, await readFile(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    read.push(...reads(part));
+    const more = documented(part);
+    for (const [group, about] of more.groups) groups.set(group, about);
+    variables.push(...more.variables);
+  }
 
   const problems: string[] = [];
   for (const r of read) {

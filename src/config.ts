@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { integer, type Env } from './configValues.ts';
+import { storageSettings, type ArchiveConfig, type DatabaseConfig, type SecretsConfig } from './config/storage.ts';
 import { allowedHostProblem, parseAllowedHosts } from './domain/webhooks/addressPolicy.ts';
 
 export interface Config {
@@ -70,6 +71,8 @@ export interface Config {
   storageProbeIntervalMs: number;
   /** Which database engine: PostgreSQL when DATABASE_URL is set, else sql.js in DATA_DIR. */
   database: DatabaseConfig;
+  /** Continuous archiving of the embedded store; see docs/operators/backups.md#continuous-archiving. */
+  archive: ArchiveConfig;
   /** The dashboard at /dashboard (issue 15); see docs/partners/dashboard.md. */
   dashboard: DashboardConfig;
   /** Metrics and traces (issue 28); see docs/operators/metrics.md and docs/operators/tracing.md. */
@@ -124,29 +127,6 @@ interface DashboardConfig {
    * an account, so it is counted whether it succeeds or not.
    */
   signUpsPerAddressPerMinute: number;
-}
-
-/** Where the key that seals secrets at rest comes from. */
-interface SecretsConfig {
-  /** SECRETS_KEY: 32 bytes, base64 or hex. When unset, the key file is used (created 0600 on first start). */
-  key: string | null;
-  /** SECRETS_KEY_PREVIOUS: comma-separated older keys, loaded only to re-seal values during a rotation of SECRETS_KEY. */
-  previousKeys: string[];
-  /** SECRETS_KEY_FILE: the key file when SECRETS_KEY is unset (default DATA_DIR/secrets.key). */
-  keyFile: string;
-}
-
-/** Settings of the database; see docs/operators/postgresql.md. */
-interface DatabaseConfig {
-  /**
-   * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
-   * engine, shared by every instance pointed at it. Unset (the default): sql.js in DATA_DIR.
-   */
-  url: string | null;
-  /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most (default 10). */
-  poolMax: number;
-  /** DATABASE_EXPORT_WORKERS: parallel workers a big CSV export may add on PostgreSQL (default 1; 0 keeps it to one core). */
-  exportWorkers: number;
 }
 
 /** Settings of webhook delivery; see docs/partners/webhooks.md. */
@@ -308,34 +288,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
-  const secretsKey = env.SECRETS_KEY?.trim() || null;
-  const previousKeys = (env.SECRETS_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
-  for (const [name, value] of [['SECRETS_KEY', secretsKey], ...previousKeys.map((k) => ['SECRETS_KEY_PREVIOUS', k] as const)] as const) {
-    if (value === null) continue;
-    const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? 32 : /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64').length : -1;
-    if (bytes !== 32) problems.push(`${name} must be 32 bytes in base64 or hex (e.g. openssl rand -base64 32)`);
-  }
-  const secrets: SecretsConfig = {
-    key: secretsKey,
-    previousKeys,
-    keyFile: path.resolve(cwd, env.SECRETS_KEY_FILE?.trim() || path.join(dataDir, 'secrets.key')),
-  };
-  const storageProbeIntervalMs = integer(env, 'STORAGE_PROBE_INTERVAL_MS', 1000, 10, 60_000, problems);
-  const databaseUrl = env.DATABASE_URL?.trim() || null;
-  if (databaseUrl !== null) {
-    let parsed: URL | null = null;
-    try {
-      parsed = new URL(databaseUrl);
-    } catch {
-      // reported below
-    }
-    if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || parsed.pathname.length <= 1) {
-      // The value may hold a password: name the variable and the expected form, never echo it.
-      problems.push('DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos');
-    }
-  }
-  const poolMax = integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems);
-  const database: DatabaseConfig = { url: databaseUrl, poolMax, exportWorkers: integer(env, 'DATABASE_EXPORT_WORKERS', 1, 0, 8, problems) };
+  const { secrets, storageProbeIntervalMs, database, archive } = storageSettings(env, cwd, dataDir, problems);
 
   const dashboard: DashboardConfig = {
     sessionIdleMinutes: integer(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 30, 1, 24 * 60, problems),
@@ -372,6 +325,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secrets,
     storageProbeIntervalMs,
     database,
+    archive,
     dashboard,
     telemetry,
   };

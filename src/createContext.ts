@@ -33,11 +33,13 @@ function metricsFor(parts: ContextParts): Metrics | null {
   const storageState = store.storageState?.bind(store);
   const databaseBytes = store.databaseBytes?.bind(store);
   const pool = store.stats?.().pool ? () => store.stats!().pool! : undefined;
+  const archive = store.archiveStatus?.() ? () => store.archiveStatus!() : undefined;
   return new Metrics({
     outboxBacklog: () => outboxBacklog(parts),
     ...(storageState ? { storageState } : {}),
     ...(databaseBytes ? { databaseBytes } : {}),
     ...(pool ? { pool } : {}),
+    ...(archive ? { archive } : {}),
     now: () => parts.clock.now().getTime(),
   });
 }

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     database: config.database,
     secrets: config.secrets,
     storageProbeIntervalMs: config.storageProbeIntervalMs,
+    archive: config.archive,
     onLog: (level, msg, fields) => log[level]({ ...fields }, msg),
   });
   const ctx = createContext({ config, store, clock: systemClock, log, tracer: tracing?.tracer ?? null });

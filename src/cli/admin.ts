@@ -66,7 +66,8 @@ async function main(): Promise<number> {
     print(response.result, json);
     return 0;
   }
-  const store = await openStore({ dataDir: config.dataDir, database: config.database, secrets: config.secrets });
+  // Writes made here while the service is stopped are archived like the service's own.
+  const store = await openStore({ dataDir: config.dataDir, database: config.database, secrets: config.secrets, archive: config.archive });
   try {
     const ctx = createContext({ config, store, clock: systemClock, log: createLogger(config.logLevel, process.stderr) });
     print(await runAdminCommand(ctx, command, flags), json);

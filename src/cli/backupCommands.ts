@@ -7,6 +7,7 @@
 import { isAbsolute } from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { BackupCheckOptions } from '../services/backups.ts';
+import { restoreArchive } from './archiveRestore.ts';
 import { AdminCommandError, type AdminCommand, type Flags } from './command.ts';
 
 /** Loaded when a backup command runs: every other command of the command line starts without it. */
@@ -85,15 +86,21 @@ export const backupCommands: Record<string, AdminCommand> = {
   },
   restore: {
     description:
-      'Check a backup file completely (as backup verify), then restore it into an empty (or new) data directory; start the service on that directory afterwards.',
+      'Check a backup file completely (as backup verify) and restore it, or restore an archive (--from-archive) up to a point; into an empty (or new) data directory. Start the service on that directory afterwards.',
     flags: {
-      from: { required: true, description: 'the backup file' },
+      from: { description: 'the backup file' },
+      'from-archive': { description: 'the archive directory (ARCHIVE_DIR of the store to bring back)' },
       'data-dir': { required: true, description: 'the directory to restore into (empty or new)' },
+      'to-lsn': { description: 'with --from-archive: restore up to and including this LSN (default: the last archived write)' },
+      'to-time': { description: 'with --from-archive: restore every write acknowledged at or before this moment (ISO 8601 with its offset, e.g. 2026-12-07T10:15:00Z)' },
       ...CHECK_FLAGS,
     },
-    paths: ['from', 'data-dir', 'key-file'],
+    paths: ['from', 'from-archive', 'data-dir', 'key-file'],
     offline: true,
     async run(_ctx, flags) {
+      if ((flags.from === undefined) === (flags['from-archive'] === undefined)) throw new AdminCommandError('give one of --from FILE (a backup) or --from-archive DIR (an archive)');
+      if (flags['from-archive'] !== undefined) return restoreArchive(flags['from-archive'], flags['data-dir']!, flags['to-lsn'], flags['to-time']);
+      if (flags['to-lsn'] !== undefined || flags['to-time'] !== undefined) throw new AdminCommandError('--to-lsn and --to-time go with --from-archive; a backup restores to its own LSN');
       const { restoreFromBackup } = await backups();
       return refusing(async () => ({ ...(await restoreFromBackup(flags.from!, flags['data-dir']!, checkOptions(flags))) }));
     },

@@ -53,7 +53,13 @@ export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
     const ready = store.isOpen();
     const degraded = !ready && store.storageState?.() === 'degraded';
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'unavailable', store: ready ? 'open' : degraded ? 'degraded' : 'closed' };
+    // The archive's state is detail, not readiness: a failing archive leaves the service serving.
+    const archive = store.archiveStatus?.();
+    ctx.body = {
+      status: ready ? 'ready' : 'unavailable',
+      store: ready ? 'open' : degraded ? 'degraded' : 'closed',
+      ...(archive ? { archive: { state: archive.state, lagSeconds: Math.round(archive.lagSeconds * 10) / 10 } } : {}),
+    };
   });
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';

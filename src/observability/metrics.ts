@@ -24,6 +24,8 @@ export interface MetricSources {
   storageState?(): 'ok' | 'degraded' | 'closed';
   /** sql.js: the database's size in memory. */
   databaseBytes?(): number;
+  /** sql.js with ARCHIVE_DIR: the continuous archive's state, lag and last success (null: not archiving). */
+  archive?(): { state: 'ok' | 'failing' | 'refused'; lastSuccessMs: number | null; lagBytes: number; lagSeconds: number } | null;
   /** PostgreSQL: the pool's connections and the callers waiting for one. */
   pool?(): { total: number; idle: number; waiting: number };
   now(): number;
@@ -159,6 +161,7 @@ export class Metrics {
         },
       });
     }
+    if (sources.archive) archiveGauges(sources.archive, registers);
     if (sources.pool) {
       const pool = sources.pool;
       new Gauge({
@@ -210,4 +213,25 @@ export class Metrics {
       });
     }
   }
+}
+
+/** The continuous archive's gauges (docs/operators/backups.md#watching-the-archive): read at scrape time. */
+function archiveGauges(archive: NonNullable<MetricSources['archive']>, registers: Registry[]): void {
+  const gauge = (name: string, help: string, read: (a: NonNullable<ReturnType<typeof archive>>) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const status = archive();
+        const value = status ? read(status) : null;
+        if (value !== null) this.set(value);
+      },
+    });
+  gauge('mos_archive_last_success_timestamp_seconds', 'sql.js with ARCHIVE_DIR: when a file was last written to the archive (Unix seconds); absent until the first.', (a) =>
+    a.lastSuccessMs === null ? null : a.lastSuccessMs / 1000,
+  );
+  gauge('mos_archive_lag_bytes', 'sql.js with ARCHIVE_DIR: journal bytes acknowledged but not yet in the archive.', (a) => a.lagBytes);
+  gauge('mos_archive_lag_seconds', 'sql.js with ARCHIVE_DIR: how long the oldest acknowledged write not yet in the archive has waited.', (a) => a.lagSeconds);
+  gauge('mos_archive_failing', 'sql.js with ARCHIVE_DIR: 1 while the archive cannot be written (or was refused as another store\'s), else 0.', (a) => (a.state === 'ok' ? 0 : 1));
 }

@@ -9,7 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { openDocumentFile, removeDocumentFile, storeDocumentFile } from './documentFiles.ts';
+import { documentPath, openDocumentFile, removeDocumentFile, storeDocumentFile } from './documentFiles.ts';
 import type { Store, Tx } from './store.ts';
 
 /** Bytes per chunk row on PostgreSQL. */
@@ -29,7 +29,10 @@ export interface DocumentContent {
 export function documentContent(store: Store, dataDir: string): DocumentContent {
   if (store.dialect !== 'postgres') {
     return {
-      prepare: (documentId, sourcePath) => storeDocumentFile(dataDir, documentId, sourcePath),
+      prepare: async (documentId, sourcePath) => {
+        await storeDocumentFile(dataDir, documentId, sourcePath);
+        store.documentStored?.(documentId, documentPath(dataDir, documentId));
+      },
       write: async () => {},
       discard: (documentId) => removeDocumentFile(dataDir, documentId),
       open: (documentId) => openDocumentFile(dataDir, documentId),

@@ -27,7 +27,7 @@ export function clearIncoming(dataDir: string): void {
   rmSync(incomingDir(dataDir), { recursive: true, force: true });
 }
 
-function documentPath(dataDir: string, documentId: string): string {
+export function documentPath(dataDir: string, documentId: string): string {
   if (!isId('doc', documentId)) throw new Error(`not a document id: ${documentId}`);
   return path.join(documentsDir(dataDir), documentId);
 }

@@ -27,6 +27,8 @@ export interface OpenStoreOptions {
   /** sql.js only: how often a store degraded by a failed disk write tries again. */
   storageProbeIntervalMs?: number;
   onLog?: (level: EngineLogLevel, msg: string, fields: Record<string, unknown>) => void;
+  /** sql.js only: continuous archiving to `dir` (ARCHIVE_DIR…); null or absent: off. */
+  archive?: { dir: string | null; maxDelayMs: number; retentionDays: number };
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
@@ -34,6 +36,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     // Without SECRETS_KEY the key file lives in DATA_DIR (one instance; several need SECRETS_KEY, see docs/operators/postgresql.md).
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const { keyring, keyFile } = await loadKeyring(options.dataDir, options.secrets ?? {});
+    if (options.archive?.dir) options.onLog?.('warn', 'ARCHIVE_DIR is ignored on PostgreSQL: archive its WAL instead (docs/operators/backups.md)', { archiveDir: options.archive.dir });
     return openPgStore({
       url: options.database.url,
       poolMax: options.database.poolMax,
@@ -49,5 +52,8 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.storageProbeIntervalMs !== undefined ? { storageProbeIntervalMs: options.storageProbeIntervalMs } : {}),
     ...(options.onLog ? { onLog: options.onLog } : {}),
+    ...(options.archive?.dir
+      ? { archive: { dir: options.archive.dir, maxDelayMs: options.archive.maxDelayMs, retentionMs: options.archive.retentionDays * 24 * 60 * 60 * 1000 } }
+      : {}),
   });
 }

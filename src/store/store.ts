@@ -119,6 +119,10 @@ export interface Store {
   storageState?(): 'ok' | 'degraded' | 'closed';
   /** sql.js only: the database's size in memory, in bytes (the service's memory grows with it by design). */
   databaseBytes?(): number;
+  /** sql.js only: a document's file was put in place at `file` (the continuous archive copies it). */
+  documentStored?(documentId: string, file: string): void;
+  /** sql.js only: the continuous archive's state and lag (null when ARCHIVE_DIR is not set). */
+  archiveStatus?(): { state: 'ok' | 'failing' | 'refused'; archivedLsn: number; lastSuccessMs: number | null; lagBytes: number; lagSeconds: number; problem: string | null } | null;
   /** Reports the engine's work to `observer` from now on (metrics and traces; see StoreObserver); null stops it. */
   observe?(observer: StoreObserver | null): void;
 }

@@ -15,6 +15,7 @@ import type { DegradedMode } from './degradedMode.ts';
 import { Journal, type JournalOptions } from './journal.ts';
 import { describe, writeManifest, type SnapshotDescriptor } from './manifest.ts';
 import type { StoreObserver } from '../store.ts';
+import type { Archiver } from './archive/archiver.ts';
 import type { WriteQueue } from './writeQueue.ts';
 
 const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024;
@@ -48,6 +49,8 @@ export interface CheckpointHost {
   journalOptions(): JournalOptions;
   /** Told how long a checkpoint or its snapshot took (metrics; see StoreObserver). */
   readonly observer: StoreObserver | null;
+  /** Ships every snapshot installed to the continuous archive, when ARCHIVE_DIR is set. */
+  readonly archiver: Archiver | null;
 }
 
 export interface CheckpointSettings {
@@ -87,13 +90,16 @@ export class Checkpoints {
     this.log = log;
   }
 
-  /** After each commit: starts a background checkpoint once the journal has grown past the threshold. */
-  maybeSchedule(): void {
+  /**
+   * After each commit: starts a background checkpoint once the journal has grown past the
+   * threshold; `now` starts one whatever the journal's size (the archive asks for a fresh base).
+   */
+  maybeSchedule(now = false): void {
     if (this.queued || this.host.closing) return;
     const journal = this.host.journal;
     const threshold = checkpointThreshold(this.floorBytes, this.journalShare, this.onDisk?.bytes ?? 0);
-    if (journal.bytes + journal.pendingBytes < threshold) return;
-    if (Date.now() < this.notBefore) return;
+    if (!now && journal.bytes + journal.pendingBytes < threshold) return;
+    if (!now && Date.now() < this.notBefore) return;
     this.queued = true;
     this.background()
       .catch((err: Error) => {
@@ -209,6 +215,7 @@ export class Checkpoints {
     }
     this.onDisk = next;
     await syncDir(this.files.dir);
+    this.host.archiver?.snapshotInstalled(image, lsn);
     this.host.observer?.phase('sqljs', 'snapshot', (performance.now() - started) / 1000);
     await this.writeManifest(false);
   }

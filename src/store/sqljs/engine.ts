@@ -11,6 +11,7 @@ import { applyMigrations, loadMigrations, type Migration } from '../core/migrate
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { Row, SqlExecutor, SqlParams, SqlValue, StoreObserver, Tx } from '../store.ts';
 import { backupHmacKey, type BackupHmacKey } from './backupKeys.ts';
+import type { Archiver, ArchiveHost, ArchiveStatus } from './archive/archiver.ts';
 import { Checkpoints, type CheckpointHost } from './checkpoints.ts';
 import { preparedExportRoom } from './exportRoom.ts';
 import { Connection, TX_CONTROL, bindable, isPureRead, type Mode } from './connection.ts';
@@ -29,7 +30,7 @@ import { WriteQueue } from './writeQueue.ts';
 /** A single PRAGMA, the one statement besides SELECT that read() lets through. */
 const READ_PRAGMA = /^\s*PRAGMA\s+[a-z_]+\s*(\([^)]*\))?\s*;?\s*$/i;
 
-export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, RecoveryHost, SealingHost {
+export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, RecoveryHost, SealingHost, ArchiveHost {
   readonly connection: Connection;
   journal!: Journal; // set by recover()
   readonly files: EngineFiles;
@@ -47,6 +48,8 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
   keySource: { keyFile: string | null } = { keyFile: null };
   /** Told about each transaction, read, journal flush and checkpoint (metrics and traces), when set. */
   observer: StoreObserver | null = null;
+  /** The continuous archive (ARCHIVE_DIR), or null; set before recovery so that it sees every journal batch. */
+  archiver: Archiver | null = null;
   private readonly lock: DataDirLock;
 
   constructor(SQL: SqlJsStatic, db: Database, onDisk: SnapshotDescriptor | null, files: EngineFiles, lock: DataDirLock, options: SqlJsStoreOptions) {
@@ -67,7 +70,21 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
       unavailable: (cause: Error | null) => this.health.unavailable(cause),
       faults: this.faults,
       onFlush: (seconds: number) => this.observer?.phase('sqljs', 'journal_flush', seconds),
+      archive: this.archiver ?? undefined,
     };
+  }
+
+  /** The archive lost segments it could not write: a checkpoint gives it a fresh base. */
+  requestSnapshot(): void {
+    if (!this.closing) this.checkpoints.maybeSchedule(true);
+  }
+
+  archiveStatus(): ArchiveStatus | null {
+    return this.archiver?.archiveStatus ?? null;
+  }
+
+  documentStored(documentId: string, file: string): void {
+    this.archiver?.documentStored(documentId, file);
   }
 
   recover(manifest: Manifest | null): Promise<void> {
@@ -294,6 +311,7 @@ export class SqlJsEngine implements SqlJsStore, CheckpointHost, DegradedHost, Re
           this.log('error', 'final checkpoint failed; the journal is kept and replayed at the next start', { err: (err as Error).message });
         } finally {
           this.queue.closed = true;
+          await this.archiver?.close().catch(() => {});
           await this.journal.close().catch(() => {});
           this.connection.close();
           this.lock.release();

@@ -81,6 +81,14 @@ export interface JournalOptions {
   faults?: FaultInjector | undefined;
   /** Told how long each flush (one write and fsync for a group of commits) took, in seconds. */
   onFlush?: (seconds: number) => void;
+  /** Handed each batch once durable, and told where numbering starts afresh (the continuous archive). */
+  archive?: JournalArchiveTap | undefined;
+}
+
+/** What the continuous archive (archive/archiver.ts) takes from the journal: the bytes it wrote, never a copy made for it. */
+export interface JournalArchiveTap {
+  framesDurable(data: Buffer, fromLsn: number, toLsn: number, atMs: number): void;
+  numberingRestarted(lsn: number): void;
 }
 
 /** Writes are durable when they return (O_DSYNC), where the platform offers it; else each batch is fdatasynced. */
@@ -94,6 +102,7 @@ export class Journal {
   private readonly makeUnavailable: (cause: Error | null) => Error;
   private readonly faults: FaultInjector | undefined;
   private readonly onFlush: ((seconds: number) => void) | undefined;
+  private readonly archive: JournalArchiveTap | undefined;
   private pending: Buffer[] = [];
   private pendingLsn = 0;
   /** The statements this file defines (a new Journal object, on a reopened file too, starts afresh). */
@@ -120,6 +129,9 @@ export class Journal {
     this.makeUnavailable = options.unavailable ?? ((cause) => new StoreUnavailableError('store failed: a journal write could not be made durable', { cause }));
     this.faults = options.faults;
     this.onFlush = options.onFlush;
+    this.archive = options.archive;
+    // A new Journal object numbers its statements afresh, on a reopened file too.
+    this.archive?.numberingRestarted(durableLsn);
   }
 
   /**
@@ -158,6 +170,7 @@ export class Journal {
    */
   restartStatements(): void {
     this.statements.restart();
+    this.archive?.numberingRestarted(this.durableLsn);
   }
 
   /** Queues a record encoded by encode(); resolves once it is written and fsynced. */
@@ -211,7 +224,9 @@ export class Journal {
         if (!SYNC_EACH_WRITE) await this.handle.datasync();
         this.fsyncs++;
         this.bytes += data.length;
+        const fromLsn = this.durableLsn + 1;
         this.durableLsn = lsn;
+        this.archive?.framesDurable(data, fromLsn, lsn, Date.now());
         this.onFlush?.((performance.now() - started) / 1000);
         batch.resolve();
       } catch (err) {
@@ -238,6 +253,7 @@ export class Journal {
     });
     this.bytes = 0;
     this.statements.restart();
+    this.archive?.numberingRestarted(this.durableLsn);
   }
 
   async close(): Promise<void> {

@@ -114,7 +114,8 @@ function replayAll(host: RecoveryHost, records: JournalRecord[], snapshotLsn: nu
   return replayed;
 }
 
-function replay(connection: Connection, record: JournalRecord): void {
+/** Applies one journal record as its own transaction (at open, in a rebuild, and in a restore from the archive). */
+export function replay(connection: Connection, record: JournalRecord): void {
   connection.control('BEGIN');
   try {
     for (const op of record.ops) {

@@ -25,6 +25,7 @@ import { SECRETS_KEY_FILE, loadKeyring } from '../core/sealing.ts';
 import { loadSqlJs } from './connection.ts';
 import { engineFiles, prepareDataDir, readOptional, removeLeftovers } from './dataDir.ts';
 import { PROBE_FILE } from './degradedMode.ts';
+import { Archiver } from './archive/archiver.ts';
 import { SqlJsEngine } from './engine.ts';
 import { finishInterruptedRotation } from './keyRotation.ts';
 import { acquireLock } from './lock.ts';
@@ -64,7 +65,13 @@ export async function openSqlJsStore(options: SqlJsStoreOptions): Promise<SqlJsS
     try {
       db = image ? new SQL.Database(image) : new SQL.Database();
       engine = new SqlJsEngine(SQL, db, onDisk, files, lock, options);
+      if (options.archive) {
+        engine.archiver = new Archiver(options.archive, engine.log);
+        await engine.archiver.open();
+      }
       await engine.recover(manifest);
+      // Before the migrations write anything: the archive's base is the store as it opened.
+      await engine.archiver?.start(engine, engine.lsn, () => readOptional(files.snapshot));
     } catch (err) {
       if (image && !(err instanceof StoreCorruptionError) && !(err instanceof StorageWriteError) && /not a database|malformed/i.test((err as Error).message)) {
         throw new StoreCorruptionError(`${files.snapshot} is not a valid SQLite database; ${RECOVERY_HINT}`, { cause: err });

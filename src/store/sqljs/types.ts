@@ -3,6 +3,7 @@ import type { FaultInjector } from '../core/files.ts';
 import type { BackupHmacKey } from './backupKeys.ts';
 import type { SecretsKeyOptions } from '../core/sealing.ts';
 import type { SqlExecutor, Store } from '../store.ts';
+import type { ArchiveSettings, ArchiveStatus } from './archive/archiver.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -22,6 +23,8 @@ export interface SqlJsStoreOptions {
   secrets?: SecretsKeyOptions;
   /** How often a degraded store tries a write again (default 1000 ms); also sets the Retry-After of its refusals. */
   storageProbeIntervalMs?: number;
+  /** Continuous archiving of every journal batch and snapshot to another directory (ARCHIVE_DIR); off when absent. */
+  archive?: ArchiveSettings;
   /** Tests only: a fault-injecting file layer (e.g. a simulated full disk). */
   faults?: FaultInjector;
   /**
@@ -68,6 +71,8 @@ export interface SqlJsStoreExtra {
   backupHmacKey(): BackupHmacKey;
   /** The key file in use (null when the key comes from SECRETS_KEY). */
   readonly keySource: { keyFile: string | null };
+  /** The continuous archive's state, lag and last success; null when ARCHIVE_DIR is not set. */
+  archiveStatus(): ArchiveStatus | null;
   /** Where the sealing key comes from, its id, and how many sealed values there are. */
   secretsStatus(): Promise<{ keyId: string; source: 'environment' | 'file'; keyFile: string | null; sealedValues: number }>;
 }
