@@ -1,8 +1,8 @@
 /**
  * The dashboard's Request logs page (admins): a lender finds a failed API request by the request id
  * its problem gave and sees the problem body it was answered with; the list filters like the API
- * and links each row to its operation in the reference; a member gets 403; another account's
- * request is not found.
+ * and links each row to its operation in the reference; switched to test data it shows only the
+ * test environment's requests; a member gets 403; another account's request is not found.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, startTestApp, type ApiClient, type TestApp } from '../helpers/testApp.ts';
@@ -66,6 +66,29 @@ describe('the Request logs page', () => {
     const theirs = (await other.client.GET('/v1/account', {})).response.headers.get('x-request-id')!;
     await app.flushRequestLogs();
     expect((await admin.get(`/dashboard/request-logs/${theirs}`)).status).toBe(404);
+  });
+
+  it("lists only the test environment's requests once switched to test data, and finds no live request there", async () => {
+    await admin.submit('/dashboard/request-logs', '/dashboard/environment', { environment: 'test', return: '/dashboard/request-logs' });
+    try {
+      const created = await admin.submit('/dashboard/api-keys', '/dashboard/api-keys', { '/name': 'Test logs key', '/role': 'member' });
+      const testKey = /mos_test_[0-9A-Za-z]{38}/.exec(created.body)?.[0];
+      expect(testKey, created.body.slice(0, 400)).toBeDefined();
+      const testRequestId = (await apiClient(app.baseUrl, testKey!).GET('/v1/account', {})).response.headers.get('x-request-id')!;
+      await app.flushRequestLogs();
+
+      const page = await admin.get('/dashboard/request-logs');
+      expect(page.body).toContain('class="test-banner"');
+      expect(page.body).toContain(testRequestId);
+      expect(page.body).not.toContain(okRequestId);
+      expect(page.body).not.toContain(failedRequestId);
+      expect((await admin.get(`/dashboard/request-logs/${testRequestId}`)).status).toBe(200);
+      expect((await admin.get(`/dashboard/request-logs/${okRequestId}`)).status).toBe(404);
+    } finally {
+      await admin.submit('/dashboard/request-logs', '/dashboard/environment', { environment: 'live', return: '/dashboard/request-logs' });
+    }
+    const live = await admin.get('/dashboard/request-logs');
+    expect(live.body).toContain(okRequestId);
   });
 
   it('is for admins: a member gets 403 and no navigation entry', async () => {
