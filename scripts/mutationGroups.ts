@@ -49,6 +49,18 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/domain/rateLocks/lock.ts', 'src/domain/time/isoDuration.ts', 'src/store/rateLocks.ts', 'src/services/rateLocks.ts'],
     testFiles: ['test/unit/domain/rateLocks/lock.test.ts', 'test/unit/domain/time/isoDuration.test.ts', 'test/api/rateLocks.test.ts', 'test/api/testClock.test.ts'],
   },
+  // The request log: the per-minute budget, the entries' bounds, the batch rows, and request ids.
+  requestLogs: {
+    mutate: ['src/domain/limits/requestLogBudget.ts', 'src/services/requestLogs.ts', 'src/store/requestLogs.ts', 'src/http/requestId.ts'],
+    testFiles: [
+      'test/unit/domain/limits/requestLogBudget.test.ts',
+      'test/unit/services/requestLogRecorder.test.ts',
+      'test/store/requestLogBatches.test.ts',
+      'test/api/requestLogs.test.ts',
+      'test/api/requestLogFlood.test.ts',
+      'test/api/edge.test.ts',
+    ],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],
