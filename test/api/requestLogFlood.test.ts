@@ -4,7 +4,9 @@
  * bounded: at most REQUEST_LOG_ENTRIES_PER_MINUTE entries for the minute plus its marker, which
  * counts every request that was not stored, each path cut to 512 characters, and the stored bytes
  * (and, on the embedded engine, the journal's growth) a small fraction of what was sent. Sizes
- * and counts, not time: the app's clock is a manual one, so the whole flood is in one minute.
+ * and counts, not time: the app's clock is a manual one, so the whole flood is in one minute. On
+ * the embedded engine the database lives in memory, so its stored bytes are also what the flood
+ * leaves in the process's memory.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
