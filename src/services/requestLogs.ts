@@ -69,14 +69,21 @@ export function boundedEntry(entry: RequestLogEntry): RequestLogEntry {
 /** The first characters of a text, without a percent-escape cut in two (a path stays a URI reference). */
 const cut = (text: string) => text.slice(0, REQUEST_LOG_PATH_KEPT).replace(/%[0-9A-Fa-f]?$/, '');
 
-function boundedProblem(text: string): string {
+/** The problem with its long strings cut; a body that is not JSON (none is, but this runs after the answer, where nothing may throw) is not kept. */
+function boundedProblem(text: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
   const shorten = (value: unknown): unknown => {
     if (typeof value === 'string') return value.length > REQUEST_LOG_PATH_KEPT ? cut(value) : value;
     if (Array.isArray(value)) return value.map(shorten);
     if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
     return value;
   };
-  return JSON.stringify(shorten(JSON.parse(text)));
+  return JSON.stringify(shorten(parsed));
 }
 
 export interface RequestLogRecorder {
@@ -217,8 +224,8 @@ function toRequestLog(r: RequestLogRecord): RequestLog {
     clientAddress: r.clientAddress,
     idempotencyKey: r.idempotencyKey,
     idempotentReplayed: r.idempotentReplayed,
-    // The text as it was sent; parsed, it serialises back to the same document.
-    problem: r.problem === null ? null : (JSON.parse(r.problem.length > PROBLEM_KEPT ? boundedProblem(r.problem) : r.problem) as Problem),
+    // The text as it was kept (as sent, but for a long one's strings); parsed, it serialises back to the same document.
+    problem: r.problem === null ? null : (JSON.parse(r.problem.length > PROBLEM_KEPT ? (boundedProblem(r.problem) ?? 'null') : r.problem) as Problem | null),
     omitted: r.omitted,
     livemode: isLivemode(r.accountId),
   };

@@ -84,6 +84,8 @@ describe('what an entry keeps', () => {
     expect(parsed.type).toBe('/problems/validation-failed');
     expect(parsed.instance).toBe(kept.path);
     expect(parsed.errors[0]!.message).toHaveLength(REQUEST_LOG_PATH_KEPT);
+    // A long body that is not JSON (none is) is not kept rather than thrown on after the answer.
+    expect(boundedEntry({ ...entry(3), status: 500, problem: 'x'.repeat(3000) }).problem).toBeNull();
     // A short entry is kept as it is.
     const short = { ...entry(2), problem: '{"status":404}' };
     expect(boundedEntry(short)).toBe(short);
