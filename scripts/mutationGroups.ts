@@ -61,6 +61,18 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/store/core/derivedKeys.ts', 'src/services/backups.ts'],
     testFiles: ['test/unit/services/backupRoundTrip.test.ts', 'test/api/backupVerify.test.ts', 'test/api/backup.test.ts'],
   },
+  // The request log: the per-minute budget, the entries' bounds, the batch rows, and request ids.
+  requestLogs: {
+    mutate: ['src/domain/limits/requestLogBudget.ts', 'src/services/requestLogs.ts', 'src/store/requestLogs.ts', 'src/http/requestId.ts'],
+    testFiles: [
+      'test/unit/domain/limits/requestLogBudget.test.ts',
+      'test/unit/services/requestLogRecorder.test.ts',
+      'test/store/requestLogBatches.test.ts',
+      'test/api/requestLogs.test.ts',
+      'test/api/requestLogFlood.test.ts',
+      'test/api/edge.test.ts',
+    ],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

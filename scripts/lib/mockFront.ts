@@ -72,9 +72,8 @@ function routesOf(spec: Json): Route[] {
   }));
 }
 
-function requestIdOf(req: http.IncomingMessage): string {
-  const sent = req.headers['x-request-id'];
-  if (typeof sent === 'string' && /^[\x21-\x7e]{1,128}$/.test(sent)) return sent;
+// Always an id of the mock's own, as the service's: a caller's X-Request-Id is never echoed.
+function requestIdOf(): string {
   const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
   return 'req-' + [...randomBytes(26)].map((b) => alphabet[b % 32]).join('');
 }
@@ -168,7 +167,7 @@ export function createMockFront(options: MockFrontOptions): http.Server {
   const upstream = options.upstream.replace(/\/+$/, '');
 
   return http.createServer(async (req, res) => {
-    const requestId = requestIdOf(req);
+    const requestId = requestIdOf();
     const url = new URL(req.url ?? '/', 'http://mock.invalid');
     const path = url.pathname;
     const method = (req.method ?? 'GET').toLowerCase();

@@ -75,6 +75,7 @@ export function errorHandler(log: Logger): Middleware {
         log.info(
           {
             requestId: ctx.state.requestId,
+            clientRequestId: ctx.state.clientRequestId,
             traceId: ctx.state.traceId,
             method: ctx.method,
             path: ctx.path,

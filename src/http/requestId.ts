@@ -1,18 +1,23 @@
 /**
- * Every response carries X-Request-Id: the caller's own when it sent a sane one (so a partner
- * can follow one id through both systems' logs), a fresh one otherwise.
+ * Every response carries X-Request-Id: an id the service made for this request, always. A caller's
+ * own X-Request-Id, when it is sane, is kept beside it as the request's clientRequestId (in the
+ * request log, searchable, and in the access log line), so that a partner can still follow its own
+ * id through both systems' logs; it is never the request's id, because a caller could otherwise
+ * reuse another request's id and shadow that request's log entry.
  */
 import type { Middleware } from 'koa';
 import { newId } from '../ids.ts';
 
-const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
+/** What a client's id may be to be kept: anything else (too long, spaces, markup) is dropped, not refused. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function requestIdMiddleware(): Middleware {
   return async (ctx, next) => {
-    // Node's own header objects, not Koa's getters and setters: the same values, at a fraction of a light request's cost.
-    const offered = ctx.req.headers['x-request-id'] ?? '';
-    const requestId = typeof offered === 'string' && ACCEPTABLE.test(offered) ? offered : newId('req');
+    const requestId = newId('req');
     ctx.state.requestId = requestId;
+    // Node's own header objects, not Koa's getters and setters: the same values, at a fraction of a light request's cost.
+    const offered = ctx.req.headers['x-request-id'];
+    if (typeof offered === 'string' && CLIENT_REQUEST_ID.test(offered)) ctx.state.clientRequestId = offered;
     ctx.res.setHeader('X-Request-Id', requestId);
     await next();
   };

@@ -5,9 +5,9 @@
  * recognised (401, an unknown path) belong to no account and are not recorded; nor are bank
  * partners' requests (POST /v1/banks/verify), which are no account's.
  *
- * What is kept: no request body, no query string, no header but Idempotency-Key; for a 4xx or 5xx
- * answer the problem body as sent (problems never carry secrets: test/api/requestLogs.test.ts
- * scans the stored rows).
+ * What is kept: no request body, no query string, no header but Idempotency-Key (and the caller's
+ * sane X-Request-Id, as clientRequestId); for a 4xx or 5xx answer the problem body as sent
+ * (problems never carry secrets: test/api/requestLogs.test.ts scans the stored rows).
  */
 import type { Context, Middleware } from 'koa';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
@@ -26,10 +26,13 @@ export function requestLogMiddleware(record: (entry: RequestLogEntry) => void, n
     record({
       accountId: principal.accountId,
       requestId: koa.state.requestId as string,
+      clientRequestId: (koa.state.clientRequestId as string | undefined) ?? null,
       keyId: principal.keyId,
       method: koa.method,
       operationId,
+      // Whole here: the recorder bounds what it keeps (src/services/requestLogs.ts).
       path: koa.path,
+      pathLength: koa.path.length,
       status,
       latencyMs: Math.round((performance.now() - started) * 10) / 10,
       clientAddress: koa.request.ip,

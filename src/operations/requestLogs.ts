@@ -16,6 +16,7 @@ export const requestLogOperations = {
         statusClass: query.statusClass,
         keyId: query.keyId,
         operationId: query.operationId,
+        clientRequestId: query.clientRequestId,
         createdFrom: query.createdFrom,
         createdTo: query.createdTo,
       },

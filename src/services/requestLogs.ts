@@ -3,10 +3,16 @@
  * after the answer into a bounded in-memory buffer and written in batches by background work, so
  * that recording adds no write to any request's path. Listing, one entry by request id, and the
  * retention sweep (REQUEST_LOG_RETENTION_DAYS).
+ *
+ * What one client can make the log hold is bounded: an entry keeps the first REQUEST_LOG_PATH_KEPT
+ * characters of its path (and the whole path's length), a long problem body its strings' first
+ * characters, and an environment stores at most REQUEST_LOG_ENTRIES_PER_MINUTE entries a minute
+ * (src/domain/limits/requestLogBudget.ts; per instance), the rest counted on the minute's marker.
  */
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
+import { RequestLogBudget } from '../domain/limits/requestLogBudget.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
@@ -40,6 +46,45 @@ export const REQUEST_LOG_BUFFER_LIMIT = 50_000;
 export const REQUEST_LOG_FLUSH_BATCH = 2_000;
 /** And at least this often while any wait. */
 const FLUSH_INTERVAL_MS = 1_000;
+/**
+ * Entries one environment stores a minute, on each instance: ten requests a second on average, far
+ * above what the dashboard's or a partner's reading needs, while a flood from one key stays a few
+ * hundred kilobytes a minute. Requests past it (429s included, like any other) are counted on the
+ * minute's marker.
+ */
+export const REQUEST_LOG_ENTRIES_PER_MINUTE = 600;
+/** Characters of a path an entry keeps (the contract's bound for `path`); `pathLength` says how long it was. */
+export const REQUEST_LOG_PATH_KEPT = 512;
+/** A problem body longer than this is kept with each of its strings cut to REQUEST_LOG_PATH_KEPT characters. */
+const PROBLEM_KEPT = 2_048;
+
+/** The entry with its path, and a long problem's strings (its `instance` is the path), cut to their bounds. */
+export function boundedEntry(entry: RequestLogEntry): RequestLogEntry {
+  const long = entry.path.length > REQUEST_LOG_PATH_KEPT;
+  const problem = entry.problem !== null && entry.problem.length > PROBLEM_KEPT ? boundedProblem(entry.problem) : entry.problem;
+  if (!long && problem === entry.problem) return entry;
+  return { ...entry, path: long ? cut(entry.path) : entry.path, problem };
+}
+
+/** The first characters of a text, without a percent-escape cut in two (a path stays a URI reference). */
+const cut = (text: string) => text.slice(0, REQUEST_LOG_PATH_KEPT).replace(/%[0-9A-Fa-f]?$/, '');
+
+/** The problem with its long strings cut; a body that is not JSON (none is, but this runs after the answer, where nothing may throw) is not kept. */
+function boundedProblem(text: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const shorten = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.length > REQUEST_LOG_PATH_KEPT ? cut(value) : value;
+    if (Array.isArray(value)) return value.map(shorten);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
+    return value;
+  };
+  return JSON.stringify(shorten(parsed));
+}
 
 export interface RequestLogRecorder {
   /** Takes one entry: no I/O, no await (the edge calls it after answering). */
@@ -57,7 +102,8 @@ export interface RequestLogRecorder {
  * entries wait; past that the oldest go, counted, with a warning per flush that saw drops (the
  * store is slower than the traffic, or failing). A failed flush keeps its entries for the next.
  */
-export function requestLogRecorder(ctx: AppContext): RequestLogRecorder {
+export function requestLogRecorder(ctx: AppContext, options: { entriesPerMinute?: number } = {}): RequestLogRecorder {
+  const budget = new RequestLogBudget<RequestLogEntry>(options.entriesPerMinute ?? REQUEST_LOG_ENTRIES_PER_MINUTE);
   let buffer: RequestLogEntry[] = [];
   let dropped = 0;
   let droppedSinceWarning = 0;
@@ -85,31 +131,43 @@ export function requestLogRecorder(ctx: AppContext): RequestLogRecorder {
       }
     }
   };
+  const keep = (entry: RequestLogEntry): void => {
+    if (buffer.length >= REQUEST_LOG_BUFFER_LIMIT) {
+      // The oldest batch's worth at once: dropping one per entry moved the whole buffer each time.
+      const drop = Math.min(REQUEST_LOG_FLUSH_BATCH, buffer.length);
+      buffer.splice(0, drop);
+      dropped += drop;
+      droppedSinceWarning += drop;
+    }
+    buffer.push(entry);
+    if (buffer.length >= REQUEST_LOG_FLUSH_BATCH && !scheduled) {
+      scheduled = true;
+      setImmediate(() => void flush());
+    }
+  };
+  // The markers of the minutes over by `now` (every minute's, at shutdown), into the buffer.
+  const closeMinutes = (now: number): void => {
+    for (const { entry, omitted } of budget.close(now)) keep({ ...entry, omitted });
+  };
   const flush = (): Promise<void> => {
     scheduled = false;
+    closeMinutes(ctx.clock.now().getTime());
     writing = writing.then(writeOnce);
     return writing;
   };
   const timer = setInterval(() => {
+    closeMinutes(ctx.clock.now().getTime());
     if (buffer.length > 0 && !scheduled) void flush();
   }, FLUSH_INTERVAL_MS);
   timer.unref();
 
   return {
-    record(entry) {
+    record(recorded) {
       if (stopped) return;
-      if (buffer.length >= REQUEST_LOG_BUFFER_LIMIT) {
-        // The oldest batch's worth at once: dropping one per entry moved the whole buffer each time.
-        const drop = Math.min(REQUEST_LOG_FLUSH_BATCH, buffer.length);
-        buffer.splice(0, drop);
-        dropped += drop;
-        droppedSinceWarning += drop;
-      }
-      buffer.push(entry);
-      if (buffer.length >= REQUEST_LOG_FLUSH_BATCH && !scheduled) {
-        scheduled = true;
-        setImmediate(() => void flush());
-      }
+      const entry = boundedEntry(recorded);
+      const { store, closed } = budget.take(entry);
+      if (closed) keep({ ...closed.entry, omitted: closed.omitted });
+      if (store) keep(entry);
     },
     flush,
     get dropped() {
@@ -117,6 +175,7 @@ export function requestLogRecorder(ctx: AppContext): RequestLogRecorder {
     },
     async stop() {
       clearInterval(timer);
+      closeMinutes(Infinity);
       await flush();
       stopped = true;
     },
@@ -151,19 +210,23 @@ function retentionCutoff(ctx: AppContext): string {
 function toRequestLog(r: RequestLogRecord): RequestLog {
   return {
     requestId: r.requestId,
+    clientRequestId: r.clientRequestId,
     createdAt: r.createdAt,
     keyId: r.keyId,
     keyName: r.keyName,
     method: r.method,
     operationId: r.operationId,
-    path: r.path,
+    // Entries written before paths were bounded are cut as they are read.
+    path: r.path.length > REQUEST_LOG_PATH_KEPT ? cut(r.path) : r.path,
+    pathLength: r.pathLength,
     status: r.status,
     latencyMs: r.latencyMs,
     clientAddress: r.clientAddress,
     idempotencyKey: r.idempotencyKey,
     idempotentReplayed: r.idempotentReplayed,
-    // The text as it was sent; parsed, it serialises back to the same document.
-    problem: r.problem === null ? null : (JSON.parse(r.problem) as Problem),
+    // The text as it was kept (as sent, but for a long one's strings); parsed, it serialises back to the same document.
+    problem: r.problem === null ? null : (JSON.parse(r.problem.length > PROBLEM_KEPT ? (boundedProblem(r.problem) ?? 'null') : r.problem) as Problem | null),
+    omitted: r.omitted,
     livemode: isLivemode(r.accountId),
   };
 }
@@ -175,6 +238,7 @@ export interface RequestLogFilter {
   statusClass?: StatusClass | undefined;
   keyId?: string | undefined;
   operationId?: string | undefined;
+  clientRequestId?: string | undefined;
   createdFrom?: string | undefined;
   createdTo?: string | undefined;
 }
@@ -192,6 +256,7 @@ export async function listRequestLogs(ctx: AppContext, accountId: string, filter
         statusClass: filter.statusClass === undefined ? undefined : (Number(filter.statusClass[0]) as 2 | 3 | 4 | 5),
         keyId: filter.keyId,
         operationId: filter.operationId,
+        clientRequestId: filter.clientRequestId,
         createdFrom,
         createdTo,
       },

@@ -20,26 +20,36 @@ export interface RequestLogRecord {
   id: string;
   /** The environment the key acts in (the account's id, or its test environment's). */
   accountId: string;
+  /** The service's id for the request (its X-Request-Id response header). */
   requestId: string;
+  /** The X-Request-Id the caller sent, when it was sane; null otherwise. */
+  clientRequestId: string | null;
   keyId: string;
   keyName: string | null;
   method: string;
   operationId: string;
+  /** The path as kept: its first characters only, when it was long (see pathLength). */
   path: string;
+  /** The whole path's length in characters. */
+  pathLength: number;
   status: number;
   latencyMs: number;
   clientAddress: string;
   idempotencyKey: string | null;
   idempotentReplayed: boolean;
-  /** The problem+json text as sent, for 4xx and 5xx answers; null otherwise. */
+  /** The problem+json text as kept, for 4xx and 5xx answers; null otherwise. */
   problem: string | null;
+  /** On a minute's marker: the requests past that minute's budget (this one included), and when the first arrived. */
+  omitted: { count: number; firstAt: string } | null;
   createdAt: string;
 }
 
 /** What the edge records of a request after answering it: the entry before its batch is known. */
-export type RequestLogEntry = Omit<RequestLogRecord, 'id' | 'keyName' | 'createdAt'> & {
+export type RequestLogEntry = Omit<RequestLogRecord, 'id' | 'keyName' | 'createdAt' | 'omitted'> & {
   /** When the request arrived, in milliseconds since the epoch. */
   arrivedAt: number;
+  /** Set on a minute's marker only (times in milliseconds since the epoch). */
+  omitted?: { count: number; firstAt: number } | undefined;
 };
 
 /** Entries one batch row holds at most: its id's four digits, and a row a read decodes in about a millisecond. */
@@ -73,6 +83,13 @@ type StoredEntry = [
   idempotentReplayed: 0 | 1,
   problem: string | null,
   afterFirstMs: number,
+  // Appended later, and only as far as an entry has one (trailing nulls are left out, so an
+  // ordinary entry costs no more bytes than before, and rows written before read as nulls):
+  clientRequestId?: string | null,
+  /** The whole path's length, when the path was kept shortened. */
+  pathLength?: number | null,
+  omittedCount?: number | null,
+  omittedFirstAfterFirstMs?: number | null,
 ];
 
 /** The batch's shared values: keys (id and name), operations (method and operationId), paths, addresses, and the first entry's time. */
@@ -117,7 +134,7 @@ export async function insertRequestLogBatch(tx: Tx, batch: RequestLogBatch): Pro
   const stored: StoredEntry[] = [];
   for (const e of entries) {
     statuses.add(e.status);
-    stored.push([
+    const row: StoredEntry = [
       e.requestId,
       keys.placeOf(e.keyId, () => [e.keyId, batch.keyNames.get(e.keyId) ?? null]),
       operations.placeOf(`${e.method} ${e.operationId}`, () => [e.method, e.operationId]),
@@ -129,7 +146,13 @@ export async function insertRequestLogBatch(tx: Tx, batch: RequestLogBatch): Pro
       e.idempotentReplayed ? 1 : 0,
       e.problem,
       e.arrivedAt - firstAt,
-    ]);
+      e.clientRequestId,
+      e.pathLength === e.path.length ? null : e.pathLength,
+      e.omitted ? e.omitted.count : null,
+      e.omitted ? e.omitted.firstAt - firstAt : null,
+    ];
+    while (row.length > 11 && row.at(-1) === null) row.pop();
+    stored.push(row);
   }
   const dictionary: StoredDictionary = [keys.values, operations.values, paths.values, addresses.values, firstAt];
   await tx.run(
@@ -169,6 +192,7 @@ export interface RequestLogQuery {
   createdFrom?: string | undefined;
   createdTo?: string | undefined;
   requestId?: string | undefined;
+  clientRequestId?: string | undefined;
 }
 
 interface BatchRow {
@@ -180,17 +204,20 @@ interface BatchRow {
 /** A batch's entry as the filters read it: its dictionary's values in place. */
 interface ReadEntry {
   requestId: string;
+  clientRequestId: string | null;
   keyId: string;
   keyName: string | null;
   method: string;
   operationId: string;
   path: string;
+  pathLength: number;
   status: number;
   latencyMs: number;
   clientAddress: string;
   idempotencyKey: string | null;
   idempotentReplayed: boolean;
   problem: string | null;
+  omitted: { count: number; firstAt: string } | null;
   arrivedAt: number;
 }
 
@@ -202,19 +229,23 @@ function decodeBatch(row: BatchRow): { count: number; entry(place: number): Read
     count: entries.length,
     entry(place) {
       const e = entries[place]!;
+      const path = paths[e[3]]!;
       return {
         requestId: e[0],
+        clientRequestId: e[11] ?? null,
         keyId: keys[e[1]]![0],
         keyName: keys[e[1]]![1],
         method: operations[e[2]]![0],
         operationId: operations[e[2]]![1],
-        path: paths[e[3]]!,
+        path,
+        pathLength: e[12] ?? path.length,
         status: e[4],
         latencyMs: e[5],
         clientAddress: addresses[e[6]]!,
         idempotencyKey: e[7],
         idempotentReplayed: e[8] === 1,
         problem: e[9],
+        omitted: typeof e[13] === 'number' ? { count: e[13], firstAt: ISO(firstAt + (e[14] ?? 0)) } : null,
         arrivedAt: firstAt + e[10],
       };
     },
@@ -256,13 +287,16 @@ export async function listRequestLogs(db: SqlExecutor, query: RequestLogQuery, p
     (classDigit === undefined || String(e.status)[0] === classDigit) &&
     (query.keyId === undefined || e.keyId === query.keyId) &&
     (query.operationId === undefined || e.operationId === query.operationId) &&
-    (query.requestId === undefined || e.requestId === query.requestId);
+    (query.requestId === undefined || e.requestId === query.requestId) &&
+    (query.clientRequestId === undefined || e.clientRequestId === query.clientRequestId);
 
   // A batch whose set lacks the value holds no entry to show ('_' and '%' in a value only widen the
-  // match); a request id is looked for as a JSON string in the entries (ids hold no quote or backslash).
+  // match); a request id (the service's or the client's) is looked for as a JSON string in the
+  // entries (neither holds a quote or backslash).
   const set = (value: string | number | undefined) => (value === undefined ? undefined : `%|${value}|%`);
   const { sql, values: params } = narrowed('SELECT id, dictionary, entries FROM request_log_batches WHERE account_id = ? AND last_at >= ?', [query.accountId, query.keptSince], [
     ['entries LIKE ?', query.requestId === undefined ? undefined : `%${JSON.stringify(query.requestId)}%`],
+    ['entries LIKE ?', query.clientRequestId === undefined ? undefined : `%${JSON.stringify(query.clientRequestId)}%`],
     ['statuses LIKE ?', set(query.status)],
     ['statuses LIKE ?', set(classDigit === undefined ? undefined : `${classDigit}__`)],
     ['key_ids LIKE ?', set(query.keyId)],

@@ -52,9 +52,11 @@ const keyActor = () => ({ type: 'apiKey', id: ownerKeyId, name: 'First admin key
 describe('what a key does', () => {
   it('records API keys created and revoked, with the key as actor and the request it came from', async () => {
     let keyId = '';
+    let requestId = '';
     const created = await exactlyOne(owner.client, 'apiKey.created', async () => {
       const { data, response } = await owner.client.POST('/v1/api-keys', { body: { name: 'Reporting job', role: 'member' }, headers: { 'User-Agent': 'audit-test/1.0', 'X-Request-Id': 'req-audit-test-1' } });
       expect(response.status).toBe(201);
+      requestId = response.headers.get('x-request-id')!;
       keyId = data!.keyId;
       secrets.push(data!.apiKey);
     });
@@ -63,11 +65,13 @@ describe('what a key does', () => {
       target: { type: 'apiKey', id: keyId },
       outcome: 'success',
       userAgent: 'audit-test/1.0',
-      requestId: 'req-audit-test-1',
+      // The service's own id (unique), not the X-Request-Id the caller chose.
+      requestId: expect.stringMatching(/^req-[0-9a-z]{26}$/),
       livemode: true,
       change: { before: null, after: { name: 'Reporting job', role: 'member' } },
     });
     expect(created.clientAddress).toMatch(/127\.0\.0\.1/);
+    expect(created.requestId).toBe(requestId);
     const revoked = await exactlyOne(owner.client, 'apiKey.revoked', () => owner.client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId } } }));
     expect(revoked).toMatchObject({ actor: keyActor(), target: { type: 'apiKey', id: keyId } });
     // Revoking again changes nothing, and records nothing.

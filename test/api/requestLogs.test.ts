@@ -172,6 +172,40 @@ describe('listRequestLogs', () => {
   });
 });
 
+describe("the service's request ids and the caller's", () => {
+  it("a restricted key reusing the admin's request id cannot shadow the admin's entry: every request gets an id of the service's own", async () => {
+    const admin = await owner.client.POST('/v1/quotes', { body: { amount: 300000, term: 25 } });
+    const adminRequestId = admin.response.headers.get('x-request-id')!;
+    const { data: key } = await owner.client.POST('/v1/api-keys', { body: { name: 'Shadowing job', scopes: { quotes: 'read' } } });
+    const restricted = app.clientFor(key!.apiKey);
+    const reused = await restricted.GET('/v1/quotes/{quoteId}', { params: { path: { quoteId: admin.data!.quoteId } }, headers: { 'X-Request-Id': adminRequestId } });
+    expect(reused.response.status).toBe(200);
+    expect(reused.response.headers.get('x-request-id')).toMatch(/^req-[0-9a-z]{26}$/);
+    expect(reused.response.headers.get('x-request-id')).not.toBe(adminRequestId);
+
+    const { data, response } = await entry(owner, adminRequestId);
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ requestId: adminRequestId, operationId: 'createQuote', keyName: 'First admin key', clientRequestId: null });
+    const theirs = await entry(owner, reused.response.headers.get('x-request-id')!);
+    expect(theirs.data).toMatchObject({ operationId: 'getQuote', keyName: 'Shadowing job', clientRequestId: adminRequestId });
+  });
+
+  it("keeps a sane X-Request-Id as clientRequestId, finds every request that sent it, and drops an insane one without refusing the request", async () => {
+    const account = await app.newAccount('Traced Lending');
+    const traced = [];
+    for (let i = 0; i < 2; i++) traced.push((await account.client.GET('/v1/account', { headers: { 'X-Request-Id': 'partner-trace.42:a_b' } })).response);
+    for (const offered of ['has spaces in it', 'x'.repeat(129)]) {
+      const { response } = await account.client.GET('/v1/account', { headers: { 'X-Request-Id': offered } });
+      expect(response.status).toBe(200);
+      expect((await entry(account, response.headers.get('x-request-id')!)).data!.clientRequestId).toBeNull();
+    }
+    const found = await logs(account, { clientRequestId: 'partner-trace.42:a_b' });
+    expect(found.data.map((e) => e.requestId)).toEqual(traced.map((r) => r.headers.get('x-request-id')).reverse());
+    expect(found.data.every((e) => e.clientRequestId === 'partner-trace.42:a_b')).toBe(true);
+    expect((await logs(account, { clientRequestId: 'partner-trace.43' })).data).toEqual([]);
+  });
+});
+
 describe('what is never stored', () => {
   it('holds no API key, signing secret or account number, even of requests that carried or returned one', async () => {
     const account = await app.newAccount('Secretive Lending');

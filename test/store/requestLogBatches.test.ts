@@ -43,10 +43,12 @@ function entry(n: number, overrides: Partial<RequestLogEntry> = {}): RequestLogE
   return {
     accountId: ACCOUNT,
     requestId: `req-${n}`,
+    clientRequestId: null,
     keyId: n % 3 === 0 ? KEY_B : KEY_A,
     method: n % 2 === 0 ? 'GET' : 'POST',
     operationId: n % 2 === 0 ? 'getAccount' : 'createQuote',
     path: n % 2 === 0 ? '/v1/account' : '/v1/quotes',
+    pathLength: n % 2 === 0 ? 11 : 10,
     status: n % 5 === 0 ? 404 : n % 2 === 0 ? 200 : 201,
     latencyMs: n / 10,
     clientAddress: '127.0.0.1',

@@ -522,7 +522,9 @@ export interface paths {
          *     and for a 4xx or 5xx answer the problem body as sent. Entries appear within about a second
          *     of the answer (they are written in batches after it) and are kept for
          *     `REQUEST_LOG_RETENTION_DAYS` (30 days by default). A test key lists the test environment's
-         *     requests, a live key the live ones. Needs an admin key.
+         *     requests, a live key the live ones. An environment stores at most 600 entries a minute: the
+         *     requests past that are counted on the minute's marker (an entry whose `omitted` is not null).
+         *     Needs an admin key.
          */
         get: operations["listRequestLogs"];
         put?: never;
@@ -543,8 +545,10 @@ export interface paths {
         /**
          * Get one request from the log
          * @description The request log's entry for one request id, with the problem body for a 4xx or 5xx answer:
-         *     quote the `requestId` a failed call's problem gave to find out what happened. When a caller
-         *     sent the same `X-Request-Id` more than once, the newest entry is answered. Another account's
+         *     quote the `requestId` a failed call's problem (or its `X-Request-Id` response header) gave to
+         *     find out what happened. The id is the service's own, unique to the request; the
+         *     `X-Request-Id` a caller sent is its entry's `clientRequestId` (find those with the list's
+         *     `clientRequestId` filter). Another account's
          *     request, one not yet written (entries are written in batches, about a second after the
          *     answer) and one past `REQUEST_LOG_RETENTION_DAYS` answer 404. Needs an admin key.
          */
@@ -4471,19 +4475,40 @@ export interface components {
         AuditEventList: components["schemas"]["ListEnvelope"] & {
             data?: components["schemas"]["AuditEvent"][];
         };
+        /** @description How many requests of a minute past the request log's budget a marker entry stands for. */
+        RequestLogOmission: {
+            /**
+             * Format: int32
+             * @description Requests of the minute past its budget, the marker's own included; all but the marker were counted, not stored.
+             * @example 3412
+             */
+            count: number;
+            /** @description When the first of them arrived. */
+            firstAt: components["schemas"]["Timestamp"];
+        };
         /**
          * @description One `/v1` request a key of the account made, as the service recorded it after answering. Request
          *     bodies are never stored, nor are secrets or account numbers; for a 4xx or 5xx answer the problem
          *     body is kept exactly as it was sent. Entries are kept for `REQUEST_LOG_RETENTION_DAYS` (30 days
          *     by default). Requests refused before a key was recognised (401) belong to no account and are not
-         *     recorded.
+         *     recorded. An environment stores at most 600 entries a minute (on each instance of the service):
+         *     the requests past that are counted, not stored, and the last of them is stored as the minute's
+         *     marker, with `omitted` saying how many there were.
          */
         RequestLog: {
             /**
-             * @description The request's id (its `X-Request-Id` response header).
+             * @description The request's id, made by the service and unique (its `X-Request-Id` response header and
+             *     its problem's `requestId`). Entries written before 2026-12 may hold the caller's own id here.
              * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
              */
             requestId: string;
+            /**
+             * @description The `X-Request-Id` the caller sent, when it was 1–128 letters, digits, `.`, `_`, `:` or `-`
+             *     (another one is not kept); null otherwise. Several requests may share one: list them with
+             *     the `clientRequestId` filter.
+             * @example partner-trace-4711
+             */
+            clientRequestId: string | null;
             /** @description When the request arrived. */
             createdAt: components["schemas"]["Timestamp"];
             /**
@@ -4507,10 +4532,16 @@ export interface components {
              */
             operationId: string;
             /**
-             * @description The request path, without the query string.
+             * @description The request path, without the query string; of a longer path, its first 512 characters (see `pathLength`).
              * @example /v1/quotes
              */
             path: string;
+            /**
+             * Format: int32
+             * @description The whole path's length in characters (more than the length of `path` when it was cut).
+             * @example 10
+             */
+            pathLength: number;
             /**
              * Format: int32
              * @description The HTTP status of the answer.
@@ -4537,8 +4568,19 @@ export interface components {
              * @example false
              */
             idempotentReplayed: boolean;
-            /** @description For a 4xx or 5xx answer, the problem body exactly as sent; null otherwise. */
+            /**
+             * @description For a 4xx or 5xx answer, the problem body as sent; null otherwise. Of a problem body longer
+             *     than 2,048 characters, each string is kept to its first 512 characters (a long path's
+             *     `instance`, for one).
+             */
             problem: components["schemas"]["Problem"] | null;
+            /**
+             * @description Null, but on a minute's marker: the environment had used that minute's 600 entries, and
+             *     this entry (the last request of the minute past them) stands for `count` requests past the
+             *     budget, itself included, from `firstAt` on, of which only this one is stored. A marker is
+             *     written once its minute is over, so it is listed after the first entries of the next minute.
+             */
+            omitted: components["schemas"]["RequestLogOmission"] | null;
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's request log, newest first. */
@@ -5111,7 +5153,9 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description The request's id, echoed from the request's own `X-Request-Id` when it sent a valid one, generated otherwise. Quote it to support.
+         * @description The request's id, made by the service for each request (also its problem's `requestId`). Quote
+         *     it to support, or look it up in the request log. An `X-Request-Id` the request sent is not
+         *     echoed: it is kept in the request log as the entry's `clientRequestId`.
          * @example req-01jdz8k3n4q2v6x9b7c5t1r0aa
          */
         "X-Request-Id": string;
@@ -5264,6 +5308,7 @@ export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput']
 export type SchemaAuditActor = components['schemas']['AuditActor'];
 export type SchemaAuditEvent = components['schemas']['AuditEvent'];
 export type SchemaAuditEventList = components['schemas']['AuditEventList'];
+export type SchemaRequestLogOmission = components['schemas']['RequestLogOmission'];
 export type SchemaRequestLog = components['schemas']['RequestLog'];
 export type SchemaRequestLogList = components['schemas']['RequestLogList'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
@@ -6445,6 +6490,11 @@ export interface operations {
                  * @example createQuote
                  */
                 operationId?: string;
+                /**
+                 * @description Only requests that sent this `X-Request-Id` (kept as the entry's `clientRequestId`).
+                 * @example partner-trace-4711
+                 */
+                clientRequestId?: string;
                 /**
                  * @description Only requests that arrived at or after this moment: a date-time with an offset
                  *     (`2026-11-21T00:00:00Z`) or a date (`2026-11-21`, midnight UTC).

@@ -1,12 +1,12 @@
 /**
  * Request logs (admins): the account's /v1 requests with the API's filters (status or status
- * class, key, operation, time) and paging, a search by request id, and one request's entry with
+ * class, key, operation, the caller's X-Request-Id, time) and paging, a search by request id, and one request's entry with
  * the problem body it was answered with. Each row links to its operation in the reference.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
-import { getRequestLog, isRequestLogEntryId, listRequestLogs, type RequestLogFilter } from '../../services/requestLogs.ts';
+import { getRequestLog, isRequestLogEntryId, listRequestLogs, REQUEST_LOG_ENTRIES_PER_MINUTE, type RequestLogFilter } from '../../services/requestLogs.ts';
 import { accountOf, redirect, requireRoleFor } from '../page.ts';
 import { render } from '../render.ts';
 
@@ -29,6 +29,7 @@ function filtersOf(koa: Context): Record<keyof RequestLogFilter, string> {
     statusClass,
     keyId: text('keyId', /^key-[0-9a-z]{26}$/),
     operationId: text('operationId', OPERATION_ID),
+    clientRequestId: text('clientRequestId', REQUEST_ID),
     createdFrom: text('createdFrom', DATE),
     createdTo: text('createdTo', DATE),
   };
@@ -56,6 +57,7 @@ export function requestLogRoutes(router: Router, ctx: AppContext): void {
         statusClass: (filters.statusClass || undefined) as RequestLogFilter['statusClass'],
         keyId: filters.keyId || undefined,
         operationId: filters.operationId || undefined,
+        clientRequestId: filters.clientRequestId || undefined,
         createdFrom: filters.createdFrom || undefined,
         createdTo: filters.createdTo || undefined,
       },
@@ -69,6 +71,7 @@ export function requestLogRoutes(router: Router, ctx: AppContext): void {
       statusClasses: STATUS_CLASSES,
       requestId,
       retentionDays: ctx.config.requestLogs.retentionDays,
+      perMinute: REQUEST_LOG_ENTRIES_PER_MINUTE,
       firstPage: `/dashboard/request-logs${queryOf(filters)}`,
       nextPage: page.lastId ? `/dashboard/request-logs${queryOf(filters, { after: page.lastId })}` : null,
       paged: after !== undefined,

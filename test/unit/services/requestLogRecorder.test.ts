@@ -2,20 +2,22 @@
  * The request log's buffer (src/services/requestLogs.ts): bounded while the store cannot take the
  * entries (the oldest dropped a flush's worth at a time, counted and warned about), nothing lost
  * from what it kept once the store takes writes again, written oldest first in batch rows of at
- * most REQUEST_LOG_BATCH_ENTRIES.
+ * most REQUEST_LOG_BATCH_ENTRIES; and an entry's long path and problem body cut to their bounds.
  */
 import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../../../src/context.ts';
-import { REQUEST_LOG_BUFFER_LIMIT, REQUEST_LOG_FLUSH_BATCH, requestLogRecorder } from '../../../src/services/requestLogs.ts';
+import { boundedEntry, REQUEST_LOG_BUFFER_LIMIT, REQUEST_LOG_FLUSH_BATCH, REQUEST_LOG_PATH_KEPT, requestLogRecorder } from '../../../src/services/requestLogs.ts';
 import { REQUEST_LOG_BATCH_ENTRIES, type RequestLogEntry } from '../../../src/store/requestLogs.ts';
 
 const entry = (n: number): RequestLogEntry => ({
   accountId: 'acct-01m8aaaaaaaaaaaaaaaaaaaaaa',
   requestId: `req-${n}`,
+  clientRequestId: null,
   keyId: 'key-01m8aaaaaaaaaaaaaaaaaaaaaa',
   method: 'GET',
   operationId: 'getAccount',
   path: '/v1/account',
+  pathLength: 11,
   status: 200,
   latencyMs: 1,
   clientAddress: '127.0.0.1',
@@ -42,8 +44,10 @@ describe('the request log buffer', () => {
         },
       },
       log: { warn: (_fields: unknown, msg: string) => void warnings.push(msg) },
+      clock: { now: () => new Date('2026-11-26T12:00:30.000Z') },
     } as unknown as AppContext;
-    const recorder = requestLogRecorder(ctx);
+    // No per-minute budget here: this is the buffer's own bound, under one environment's traffic.
+    const recorder = requestLogRecorder(ctx, { entriesPerMinute: Infinity });
     try {
       const recorded = REQUEST_LOG_BUFFER_LIMIT + 1;
       for (let n = 0; n < recorded; n++) recorder.record(entry(n));
@@ -66,5 +70,24 @@ describe('the request log buffer', () => {
     } finally {
       await recorder.stop();
     }
+  });
+});
+
+describe('what an entry keeps', () => {
+  it('cuts a long path to its first 512 characters (no percent-escape cut in two) and a long problem body’s strings likewise', () => {
+    const path = `/v1/quotes/qte-${'a'.repeat(495)}%41${'b'.repeat(5000)}`;
+    const problem = JSON.stringify({ type: '/problems/validation-failed', status: 400, instance: path, errors: [{ pointer: '/quoteId', message: 'x'.repeat(3000) }] });
+    const kept = boundedEntry({ ...entry(1), path, pathLength: path.length, status: 400, problem });
+    expect(kept.path).toBe(path.slice(0, 510));
+    expect(kept.pathLength).toBe(path.length);
+    const parsed = JSON.parse(kept.problem!) as { type: string; instance: string; errors: Array<{ message: string }> };
+    expect(parsed.type).toBe('/problems/validation-failed');
+    expect(parsed.instance).toBe(kept.path);
+    expect(parsed.errors[0]!.message).toHaveLength(REQUEST_LOG_PATH_KEPT);
+    // A long body that is not JSON (none is) is not kept rather than thrown on after the answer.
+    expect(boundedEntry({ ...entry(3), status: 500, problem: 'x'.repeat(3000) }).problem).toBeNull();
+    // A short entry is kept as it is.
+    const short = { ...entry(2), problem: '{"status":404}' };
+    expect(boundedEntry(short)).toBe(short);
   });
 });
