@@ -236,3 +236,12 @@ export async function pruneChainBefore(tx: Tx, accountId: string, cutoff: string
   ]);
   return changes;
 }
+
+/** Each chain's head (seq and hash), in id order after `afterId`, `limit` at a time: what is exported for an operator to keep. */
+export async function listChainHeads(db: SqlExecutor, afterId: string | null, limit: number): Promise<Array<{ accountId: string; seq: number; hash: string }>> {
+  const rows = await db.all<{ account_id: string; last_seq: number; last_hash: string }>(
+    'SELECT account_id, last_seq, last_hash FROM audit_chains WHERE account_id > ? ORDER BY account_id LIMIT ?',
+    [afterId ?? '', limit],
+  );
+  return rows.map((r) => ({ accountId: r.account_id, seq: Number(r.last_seq), hash: r.last_hash }));
+}
