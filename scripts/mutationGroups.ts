@@ -49,6 +49,17 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/domain/rateLocks/lock.ts', 'src/domain/time/isoDuration.ts', 'src/store/rateLocks.ts', 'src/services/rateLocks.ts'],
     testFiles: ['test/unit/domain/rateLocks/lock.test.ts', 'test/unit/domain/time/isoDuration.test.ts', 'test/api/rateLocks.test.ts', 'test/api/testClock.test.ts'],
   },
+  // The audit log's tamper evidence: the hash chain, the MACs of its head and anchor, the key they are made under.
+  audit: {
+    mutate: ['src/domain/audit/chain.ts', 'src/domain/audit/anchors.ts', 'src/domain/keys/derivedKeys.ts', 'src/store/auditAnchors.ts'],
+    testFiles: [
+      'test/unit/domain/audit/chain.test.ts',
+      'test/unit/domain/audit/anchors.test.ts',
+      'test/unit/domain/keys/derivedKeys.test.ts',
+      'test/api/auditAnchors.test.ts',
+      'test/api/auditChain.test.ts',
+    ],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],
