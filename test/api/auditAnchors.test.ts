@@ -13,7 +13,8 @@ import { pruneExpiredAuditEvents, recordAuditNow, verifyAuditChain } from '../..
 import { rotateSecretsKey } from '../../src/services/secretsKey.ts';
 import { openStore, type OpenedStore } from '../../src/store/open.ts';
 import { onPostgres, testDatabase, type TempDatabase } from '../helpers/engine.ts';
-import { tempDataDir } from '../helpers/server.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createAccountWithCli, runAdmin, tempDataDir } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
 
@@ -206,6 +207,35 @@ describe('anchoring over the store\'s life', () => {
       );
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('npm run admin -- audit verify', () => {
+  it('exits 2 naming the head when the newest entry was deleted and the head moved back to the one before', async () => {
+    const dir = await tempDataDir('mos-anchors-cli-');
+    const database = onPostgres() ? await testDatabase() : null;
+    const env: Record<string, string> = database ? { DATABASE_URL: database.url } : {};
+    try {
+      const { accountId } = await createAccountWithCli(dir.dataDir, 'Cli Anchor Lending', 'ops@anchor.test', env);
+      await runAdmin(['key', 'create', '--account', accountId, '--role', 'member'], { dataDir: dir.dataDir, env });
+      const config = loadConfig({ DATA_DIR: dir.dataDir, ...env });
+      const store = await openStore({ dataDir: dir.dataDir, database: config.database, secrets: config.secrets });
+      try {
+        const [first, newest] = (await chainOf(store, accountId)) as [Entry, Entry];
+        await store.transaction(async (tx) => {
+          await tx.run('DELETE FROM audit_events WHERE id = ?', [newest.id]);
+          await tx.run('UPDATE audit_chains SET last_seq = ?, last_hash = ? WHERE account_id = ?', [first.seq, first.hash, accountId]);
+        });
+      } finally {
+        await store.close();
+      }
+      const broken = await runAdmin(['audit', 'verify', '--account', accountId], { dataDir: dir.dataDir, env });
+      expect(broken.code).toBe(2);
+      expect(broken.stderr).toContain(`error: audit chain of ${accountId} is broken at its head (#1): moved in the database`);
+    } finally {
+      await database?.drop();
+      await dir.remove();
     }
   });
 });
