@@ -58,7 +58,7 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   },
   // The embedded store's backup file: its frame, its checksum and HMAC, and the checks of verify and restore.
   backups: {
-    mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/store/core/derivedKeys.ts', 'src/services/backups.ts'],
+    mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/services/backups.ts'],
     testFiles: ['test/unit/services/backupRoundTrip.test.ts', 'test/api/backupVerify.test.ts', 'test/api/backup.test.ts'],
   },
   // The request log: the per-minute budget, the entries' bounds, the batch rows, and request ids.
@@ -71,6 +71,17 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'test/api/requestLogs.test.ts',
       'test/api/requestLogFlood.test.ts',
       'test/api/edge.test.ts',
+    ],
+  },
+  // The audit log's tamper evidence: the hash chain, the MACs of its head and anchor, the key they are made under.
+  audit: {
+    mutate: ['src/domain/audit/chain.ts', 'src/domain/audit/anchors.ts', 'src/domain/keys/derivedKeys.ts', 'src/store/auditAnchors.ts'],
+    testFiles: [
+      'test/unit/domain/audit/chain.test.ts',
+      'test/unit/domain/audit/anchors.test.ts',
+      'test/unit/domain/keys/derivedKeys.test.ts',
+      'test/api/auditAnchors.test.ts',
+      'test/api/auditChain.test.ts',
     ],
   },
   sdk: {

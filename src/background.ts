@@ -6,6 +6,7 @@ import { IdempotencyKeys } from './http/idempotency.ts';
 import { startWebhookDispatcher } from './events/dispatcher.ts';
 import type { AppContext } from './context.ts';
 import { AUDIT_PRUNE_INTERVAL_MS, pruneExpiredAuditEvents } from './services/audit.ts';
+import { AUDIT_HEAD_EXPORT_INTERVAL_MS, auditHeadExporter } from './services/auditHeads.ts';
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepRateLocks } from './services/rateLocks.ts';
@@ -16,11 +17,13 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
-function every(name: string, intervalMs: number, ctx: AppContext, work: () => Promise<unknown>): BackgroundTask {
+function every(name: string, intervalMs: number, ctx: AppContext, work: () => Promise<unknown>, options: { atStart?: boolean } = {}): BackgroundTask {
   let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
+  const run = () => {
     running = running.then(work).catch((err: unknown) => ctx.log.warn({ err, task: name }, 'background task failed'));
-  }, intervalMs);
+  };
+  if (options.atStart) run();
+  const timer = setInterval(run, intervalMs);
   timer.unref();
   return {
     name,
@@ -50,6 +53,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     every('event-retention', EVENT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredEvents(ctx)),
     // Audit log entries past AUDIT_RETENTION_DAYS, oldest first; each chain's anchor moves so it stays verifiable.
     every('audit-retention', AUDIT_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredAuditEvents(ctx)),
+    // Each audit chain's head, logged when it moved and summed up in the metrics, for the operator to keep outside the database.
+    every('audit-head-export', AUDIT_HEAD_EXPORT_INTERVAL_MS, ctx, auditHeadExporter(ctx), { atStart: true }),
     // Request log entries past REQUEST_LOG_RETENTION_DAYS (the API and the dashboard hide them already).
     every('request-log-retention', REQUEST_LOG_PRUNE_INTERVAL_MS, ctx, () => pruneExpiredRequestLogs(ctx)),
     every('session-sweep', SESSION_SWEEP_INTERVAL_MS, ctx, () => sweepSessions(ctx)),

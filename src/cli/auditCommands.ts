@@ -1,6 +1,8 @@
 /**
- * The operator's check of the audit log: `audit verify` walks each hash chain from its anchor and
- * names the first broken entry (exit code 2), or says how many entries it checked.
+ * The operator's check of the audit log: `audit verify` checks the MACs of each hash chain's head
+ * and pruning anchor, walks the chain from its anchor and names the first broken entry or moved
+ * anchor (exit code 2; also when a MAC was made under a sealing key this process does not hold),
+ * or says how many entries it checked.
  */
 import { isLivemode, liveAccountId, testEnvironmentId } from '../domain/accounts/environments.ts';
 import { isId } from '../ids.ts';
@@ -8,7 +10,11 @@ import { verifyAllAuditChains, verifyAuditChain, type ChainVerification } from '
 import { AdminCommandError, type AdminCommand } from './command.ts';
 
 function refusal(broken: ChainVerification[]): AdminCommandError {
-  const lines = broken.map((chain) => `audit chain of ${chain.accountId} is broken at ${chain.firstBroken}`);
+  const lines = broken.map((chain) =>
+    chain.broken?.reason === 'anchor_key_unavailable'
+      ? `audit chain of ${chain.accountId} was not checked: ${chain.firstBroken}`
+      : `audit chain of ${chain.accountId} is broken at ${chain.firstBroken}`,
+  );
   return new AdminCommandError(lines.join('\n'));
 }
 
@@ -16,7 +22,8 @@ export const auditCommands: Record<string, AdminCommand> = {
   'audit verify': {
     description:
       "Check the audit log's hash chains (every account's live and test environment, or one account's with --account): " +
-      'names the first entry whose content changed or whose predecessor is missing, and exits 2 if any.',
+      'names the first entry whose content changed or whose predecessor is missing, or a head or pruning anchor moved in the database, and exits 2 if any ' +
+      '(or if a MAC cannot be checked without the sealing key).',
     flags: { account: { description: 'an account id (acc-…: its live and test chains) or a test environment id (acc-….test)' } },
     async run(ctx, flags) {
       if (flags.account === undefined) {

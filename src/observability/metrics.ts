@@ -136,6 +136,31 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly auditChains = new Gauge({
+    name: 'mos_audit_chains',
+    help: 'Audit log chains (one per account environment), as of the last export of their heads (every 15 minutes).',
+    registers: [this.registry],
+  });
+
+  readonly auditHeadSeqSum = new Gauge({
+    name: 'mos_audit_head_seq_sum',
+    help: 'The sum of every audit chain head\'s sequence number (every entry ever recorded), as of the last export of the heads.',
+    registers: [this.registry],
+  });
+
+  readonly auditHeadsDigest = new Gauge({
+    name: 'mos_audit_heads_digest',
+    help: 'The first 48 bits, as an integer, of the SHA-256 digest over every audit chain head at the last export (its log line "audit chain heads" gives it in full).',
+    registers: [this.registry],
+  });
+
+  /** The numbers of an export of the audit chains' heads (src/services/auditHeads.ts). */
+  auditHeads(summary: { chains: number; entries: number; digest: string }): void {
+    this.auditChains.set(summary.chains);
+    this.auditHeadSeqSum.set(summary.entries);
+    this.auditHeadsDigest.set(Number.parseInt(summary.digest.slice(0, 12), 16));
+  }
+
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];

@@ -24,13 +24,16 @@ import {
   type AuditOutcome,
   type ChainBreak,
 } from '../domain/audit/chain.ts';
+import { describeAnchorBreak, type AnchorBreak } from '../domain/audit/anchors.ts';
 import { recordedChange, type AuditAction } from '../domain/audit/entries.ts';
 import { newId } from '../ids.ts';
 import { findApiKeyById } from '../store/apiKeys.ts';
+import { chainsWithoutHead, checkChainAnchors } from '../store/auditAnchors.ts';
 import {
   appendEntry,
   chainEntries,
   chainsWithEntriesBefore,
+  hasEntries,
   listChains,
   listEntries,
   lockChain,
@@ -108,7 +111,7 @@ export async function recordAudit(tx: Tx, ctx: AppContext, record: AuditRecord):
   // Hashed as it will read back: the change through JSON (no undefined members, no prototypes).
   const stored: AuditEntryContent = { ...content, change: content.change === null ? null : (JSON.parse(JSON.stringify(content.change)) as AuditChange) };
   const entry: AuditEntry = { ...stored, prevHash: chain.head.hash, hash: entryHash(stored, chain.head.hash) };
-  await appendEntry(tx, entry);
+  await appendEntry(tx, entry, chain.head);
   return entry;
 }
 
@@ -156,21 +159,37 @@ export interface ChainVerification {
   entriesChecked: number;
   /** The first break, in the operator's words; absent when the chain holds. */
   firstBroken?: string;
-  broken?: ChainBreak;
+  broken?: ChainBreak | AnchorBreak;
 }
 
+function brokenAt(accountId: string, entriesChecked: number, broken: ChainBreak | AnchorBreak): ChainVerification {
+  const firstBroken = 'kind' in broken ? describeAnchorBreak(broken) : describeBreak(broken);
+  return { accountId, ok: false, entriesChecked, firstBroken, broken };
+}
+
+/** A chain whose row was deleted from under its entries: its head is gone. */
+const HEAD_ROW_MISSING: AnchorBreak = { reason: 'chain_row_missing', kind: 'head', seq: 0 };
+
 /**
- * Checks one environment's chain from its anchor to its head as it was when the check began (entries
- * appended meanwhile are past it), a batch at a time. Retention may move the anchor during the walk
- * (deleting entries not yet read): a break found then is checked again from the new anchor.
+ * Checks one environment's chain: first the MACs of its head and pruning anchor (which a writer of
+ * the database alone cannot make, src/domain/audit/anchors.ts), then its entries from the anchor to
+ * the head as it was when the check began (entries appended meanwhile are past it), a batch at a
+ * time. Retention may move the anchor during the walk (deleting entries not yet read): a break
+ * found then is checked again from the new anchor.
  */
 export async function verifyAuditChain(ctx: AppContext, accountId: string): Promise<ChainVerification> {
   for (let attempt = 1; ; attempt++) {
-    const chain = await ctx.store.read((db) => readChain(db, accountId));
-    const result = await walkChain(ctx, accountId, chain);
+    const read = await ctx.store.read(async (db) => {
+      const chain = await readChain(db, accountId);
+      if (chain === null) return { chain, broken: (await hasEntries(db, accountId)) ? HEAD_ROW_MISSING : null };
+      return { chain, broken: checkChainAnchors(db, accountId, chain.head, chain.anchor) };
+    });
+    if (read.broken) return brokenAt(accountId, 0, read.broken);
+    if (read.chain === null) return { accountId, ok: true, entriesChecked: 0 };
+    const result = await walkChain(ctx, accountId, read.chain);
     if (result.ok || attempt === 3) return result;
     const now = await ctx.store.read((db) => readChain(db, accountId));
-    if (now.anchor.seq === chain.anchor.seq) return result;
+    if (now?.anchor.seq === read.chain.anchor.seq) return result;
   }
 }
 
@@ -180,12 +199,12 @@ async function walkChain(ctx: AppContext, accountId: string, chain: ChainState):
   for (;;) {
     const entries = await ctx.store.read((db) => chainEntries(db, accountId, afterSeq, chain.head.seq, VERIFY_BATCH));
     const broken = verifier.check(entries);
-    if (broken) return { accountId, ok: false, entriesChecked: verifier.entriesChecked, firstBroken: describeBreak(broken), broken };
+    if (broken) return brokenAt(accountId, verifier.entriesChecked, broken);
     if (entries.length < VERIFY_BATCH) break;
     afterSeq = entries.at(-1)!.seq;
   }
   const broken = verifier.finish(chain.head);
-  if (broken) return { accountId, ok: false, entriesChecked: verifier.entriesChecked, firstBroken: describeBreak(broken), broken };
+  if (broken) return brokenAt(accountId, verifier.entriesChecked, broken);
   return { accountId, ok: true, entriesChecked: verifier.entriesChecked };
 }
 
@@ -203,9 +222,15 @@ export async function verifyAllAuditChains(ctx: AppContext): Promise<{ chains: n
       entriesChecked += result.entriesChecked;
       if (!result.ok) broken.push(result);
     }
-    if (ids.length < 100) return { chains, entriesChecked, broken };
+    if (ids.length < 100) break;
     after = ids.at(-1)!;
   }
+  // Entries whose chain row was deleted are in no list of chains: each such environment is broken.
+  for (const accountId of await ctx.store.read((db) => chainsWithoutHead(db, 100))) {
+    chains++;
+    broken.push(brokenAt(accountId, 0, HEAD_ROW_MISSING));
+  }
+  return { chains, entriesChecked, broken };
 }
 
 const DAY_MS = 24 * 3_600_000;

@@ -4,53 +4,71 @@
  * where checking then starts); it has no statement that updates or deletes an entry by id, and the
  * migration's trigger refuses any UPDATE of one.
  */
-import { GENESIS_HASH, type AuditEntry, type ChainAnchor, type ChainHead } from '../domain/audit/chain.ts';
+import type { AnchorRecord } from '../domain/audit/anchors.ts';
+import { GENESIS_HASH, type AuditEntry } from '../domain/audit/chain.ts';
+import { movedAnchor } from './auditAnchors.ts';
 import { filteredPage, type Page, type PageRequest } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
+/** A chain's head and pruning anchor, each with its MAC (src/domain/audit/anchors.ts). */
 export interface ChainState {
-  head: ChainHead;
-  anchor: ChainAnchor;
+  head: AnchorRecord;
+  anchor: AnchorRecord;
 }
 
 interface ChainRow {
   last_seq: number;
   last_hash: string;
+  head_mac: string | null;
+  head_broken_at: number | null;
   pruned_seq: number;
   pruned_hash: string;
+  pruned_mac: string | null;
+  pruned_broken_at: number | null;
 }
 
-const EMPTY_CHAIN: ChainState = { head: { seq: 0, hash: GENESIS_HASH }, anchor: { seq: 0, hash: GENESIS_HASH } };
+const CHAIN_COLUMNS = 'last_seq, last_hash, head_mac, head_broken_at, pruned_seq, pruned_hash, pruned_mac, pruned_broken_at';
+
+const orNull = (n: number | null): number | null => (n === null ? null : Number(n));
 
 const toState = (row: ChainRow): ChainState => ({
-  head: { seq: Number(row.last_seq), hash: row.last_hash },
-  anchor: { seq: Number(row.pruned_seq), hash: row.pruned_hash },
+  head: { seq: Number(row.last_seq), hash: row.last_hash, mac: row.head_mac, brokenAt: orNull(row.head_broken_at) },
+  anchor: { seq: Number(row.pruned_seq), hash: row.pruned_hash, mac: row.pruned_mac, brokenAt: orNull(row.pruned_broken_at) },
 });
 
 /**
  * The chain of `accountId`, locked until the transaction ends (PostgreSQL: the head row's lock,
  * taken after making sure the row exists, so two instances appending to one chain take turns and
- * never fork it; sql.js runs one transaction at a time already).
+ * never fork it; sql.js runs one transaction at a time already). A new chain's head and anchor
+ * are anchored (MACs) from the start.
  */
 export async function lockChain(tx: Tx, accountId: string): Promise<ChainState> {
-  const select = `SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_chains WHERE account_id = ?${forUpdate(tx)}`;
+  const select = `SELECT ${CHAIN_COLUMNS} FROM audit_chains WHERE account_id = ?${forUpdate(tx)}`;
   let row = await tx.get<ChainRow>(select, [accountId]);
   if (!row) {
     // The chain's first entry: make its head (a concurrent first entry's insert is waited for, then nothing).
-    await tx.run('INSERT INTO audit_chains (account_id, last_seq, last_hash, pruned_seq, pruned_hash) VALUES (?, 0, ?, 0, ?) ON CONFLICT (account_id) DO NOTHING', [
-      accountId,
-      GENESIS_HASH,
-      GENESIS_HASH,
-    ]);
+    const genesis = { seq: 0, hash: GENESIS_HASH };
+    const head = movedAnchor(tx.sealer, accountId, 'head', null, genesis);
+    const pruned = movedAnchor(tx.sealer, accountId, 'pruned', null, genesis);
+    await tx.run(
+      'INSERT INTO audit_chains (account_id, last_seq, last_hash, head_mac, pruned_seq, pruned_hash, pruned_mac) VALUES (?, 0, ?, ?, 0, ?, ?) ON CONFLICT (account_id) DO NOTHING',
+      [accountId, GENESIS_HASH, head.mac, GENESIS_HASH, pruned.mac],
+    );
     row = await tx.get<ChainRow>(select, [accountId]);
   }
-  return row ? toState(row) : EMPTY_CHAIN;
+  if (!row) throw new Error(`the audit chain of ${accountId} could not be created`);
+  return toState(row);
 }
 
-/** The chain of `accountId` as committed (empty when nothing was ever recorded). */
-export async function readChain(db: SqlExecutor, accountId: string): Promise<ChainState> {
-  const row = await db.get<ChainRow>('SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_chains WHERE account_id = ?', [accountId]);
-  return row ? toState(row) : EMPTY_CHAIN;
+/** The chain of `accountId` as committed; null when it has no chain row. */
+export async function readChain(db: SqlExecutor, accountId: string): Promise<ChainState | null> {
+  const row = await db.get<ChainRow>(`SELECT ${CHAIN_COLUMNS} FROM audit_chains WHERE account_id = ?`, [accountId]);
+  return row ? toState(row) : null;
+}
+
+/** True when `accountId` has at least one entry (a chain row deleted from under its entries is found so). */
+export async function hasEntries(db: SqlExecutor, accountId: string): Promise<boolean> {
+  return (await db.get('SELECT 1 AS found FROM audit_events WHERE account_id = ? LIMIT 1', [accountId])) !== undefined;
 }
 
 /** Every environment that has a chain, in id order, after `afterId`, `limit` at a time. */
@@ -59,8 +77,11 @@ export async function listChains(db: SqlExecutor, afterId: string | null, limit:
   return rows.map((r) => r.account_id);
 }
 
-/** Appends `entry` to its chain (locked by lockChain in this transaction) and moves the head to it. */
-export async function appendEntry(tx: Tx, entry: AuditEntry): Promise<void> {
+/**
+ * Appends `entry` to its chain (locked by lockChain in this transaction, which read `head`) and
+ * moves the head to it, with the head's new MAC.
+ */
+export async function appendEntry(tx: Tx, entry: AuditEntry, head: AnchorRecord): Promise<void> {
   await tx.run(
     `INSERT INTO audit_events (id, account_id, seq, occurred_at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome,
                                client_address, user_agent, request_id, change, prev_hash, hash)
@@ -85,7 +106,14 @@ export async function appendEntry(tx: Tx, entry: AuditEntry): Promise<void> {
       entry.hash,
     ],
   );
-  await tx.run('UPDATE audit_chains SET last_seq = ?, last_hash = ? WHERE account_id = ?', [entry.seq, entry.hash, entry.accountId]);
+  const moved = movedAnchor(tx.sealer, entry.accountId, 'head', head, entry);
+  await tx.run('UPDATE audit_chains SET last_seq = ?, last_hash = ?, head_mac = ?, head_broken_at = ? WHERE account_id = ?', [
+    entry.seq,
+    entry.hash,
+    moved.mac,
+    moved.brokenAt,
+    entry.accountId,
+  ]);
 }
 
 interface EntryRow {
@@ -182,10 +210,11 @@ export async function chainsWithEntriesBefore(db: SqlExecutor, cutoff: string, l
 /**
  * Retention for one chain: deletes, oldest first, up to `limit` of its leading entries older than
  * `cutoff` (stopping at the first that is not, so what is kept stays one unbroken run) and moves
- * the chain's anchor to the last one deleted. Locks the chain like an append. Returns how many.
+ * the chain's anchor (and its MAC) to the last one deleted. Locks the chain like an append.
+ * Returns how many.
  */
 export async function pruneChainBefore(tx: Tx, accountId: string, cutoff: string, limit: number): Promise<number> {
-  await lockChain(tx, accountId);
+  const chain = await lockChain(tx, accountId);
   const oldest = await tx.all<{ seq: number; occurred_at: string; hash: string }>(
     'SELECT seq, occurred_at, hash FROM audit_events WHERE account_id = ? ORDER BY seq LIMIT ?',
     [accountId, limit],
@@ -197,6 +226,22 @@ export async function pruneChainBefore(tx: Tx, accountId: string, cutoff: string
   }
   if (last === null) return 0;
   const { changes } = await tx.run('DELETE FROM audit_events WHERE account_id = ? AND seq <= ?', [accountId, last.seq]);
-  await tx.run('UPDATE audit_chains SET pruned_seq = ?, pruned_hash = ? WHERE account_id = ?', [last.seq, last.hash, accountId]);
+  const moved = movedAnchor(tx.sealer, accountId, 'pruned', chain.anchor, last);
+  await tx.run('UPDATE audit_chains SET pruned_seq = ?, pruned_hash = ?, pruned_mac = ?, pruned_broken_at = ? WHERE account_id = ?', [
+    last.seq,
+    last.hash,
+    moved.mac,
+    moved.brokenAt,
+    accountId,
+  ]);
   return changes;
+}
+
+/** Each chain's head (seq and hash), in id order after `afterId`, `limit` at a time: what is exported for an operator to keep. */
+export async function listChainHeads(db: SqlExecutor, afterId: string | null, limit: number): Promise<Array<{ accountId: string; seq: number; hash: string }>> {
+  const rows = await db.all<{ account_id: string; last_seq: number; last_hash: string }>(
+    'SELECT account_id, last_seq, last_hash FROM audit_chains WHERE account_id > ? ORDER BY account_id LIMIT ?',
+    [afterId ?? '', limit],
+  );
+  return rows.map((r) => ({ accountId: r.account_id, seq: Number(r.last_seq), hash: r.last_hash }));
 }

@@ -9,6 +9,8 @@
  * produced inside SQL: the sql.js engine replays its journal statement by statement, and
  * replay must rebuild the identical database.
  */
+import type { KeyPurpose } from '../domain/keys/derivedKeys.ts';
+
 export type SqlValue = string | number | null | Uint8Array;
 export type SqlParams = readonly SqlValue[];
 export type Row = Record<string, SqlValue>;
@@ -24,6 +26,11 @@ export interface SecretSealer {
   /** Opens a sealed value; throws when it was not sealed for `context` or under a loaded key. */
   open(sealed: string, context: string): string;
   isSealed(value: string): boolean;
+  /**
+   * The key of `purpose` derived from the sealing key (or from the loaded key of id `keyId`), with
+   * that key's id; null when no such key is loaded. See src/domain/keys/derivedKeys.ts.
+   */
+  purposeKey(purpose: KeyPurpose, keyId?: string): { keyId: string; key: Buffer } | null;
 }
 
 /**

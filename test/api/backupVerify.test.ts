@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveKey, BACKUP_HMAC_INFO } from '../../src/store/core/derivedKeys.ts';
+import { derivePurposeKey, KEY_PURPOSES } from '../../src/domain/keys/derivedKeys.ts';
 import { decodeSecretsKey } from '../../src/store/core/sealing.ts';
 import { entryHead, frameHead, frameTrailer, parseFrame } from '../../src/store/sqljs/backupFormat.ts';
 import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
@@ -111,7 +111,7 @@ describe('backup verify refuses a damaged or changed file, naming why, and write
     const parts = [frameHead({ ...frame.header, lsn: lsn + 1, entries: frame.entries.length })];
     for (const e of frame.entries) parts.push(entryHead(e.kind, e.name, e.content.length), e.content);
     const covered = Buffer.concat(parts);
-    const hmac = sealingKey ? { ...frame.hmac!, value: createHmac('sha256', deriveKey(sealingKey, BACKUP_HMAC_INFO)).update(covered).digest('hex') } : frame.hmac;
+    const hmac = sealingKey ? { ...frame.hmac!, value: createHmac('sha256', derivePurposeKey(sealingKey, KEY_PURPOSES.backupHmac)).update(covered).digest('hex') } : frame.hmac;
     return Buffer.concat([covered, frameTrailer(createHash('sha256').update(covered).digest('hex'), hmac)]);
   }
 

@@ -10,8 +10,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { open as openFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { derivePurposeKey, type KeyPurpose } from '../../domain/keys/derivedKeys.ts';
 import type { SecretSealer } from '../store.ts';
-import { deriveKey } from './derivedKeys.ts';
 import { FILE_MODE, naming, syncDir, type FaultInjector } from './files.ts';
 
 export const SEALED_PREFIX = 'sealed:v1:';
@@ -56,6 +56,7 @@ export function sealedKeyId(value: string): string | null {
 
 export class SecretKeyring implements SecretSealer {
   readonly #keys = new Map<string, Buffer>();
+  readonly #derived = new Map<string, Buffer>();
   #primary: string;
 
   constructor(primary: Buffer, others: readonly Buffer[] = []) {
@@ -78,12 +79,6 @@ export class SecretKeyring implements SecretSealer {
     return this.#keys.has(keyId);
   }
 
-  /** The key for `info` derived from the key of id `keyId` (default the sealing one), or null when that key is not loaded; the key itself never leaves. */
-  derivedKey(info: string, keyId: string = this.#primary): Buffer | null {
-    const key = this.#keys.get(keyId);
-    return key ? deriveKey(key, info) : null;
-  }
-
   /** Makes `key` the sealing key; the others stay to open values not yet re-sealed. */
   usePrimary(key: Buffer): void {
     this.#primary = secretsKeyId(key);
@@ -97,6 +92,19 @@ export class SecretKeyring implements SecretSealer {
 
   isSealed(value: string): boolean {
     return value.startsWith(SEALED_PREFIX);
+  }
+
+  purposeKey(purpose: KeyPurpose, keyId: string = this.#primary): { keyId: string; key: Buffer } | null {
+    const key = this.#keys.get(keyId);
+    if (!key) return null;
+    // Derived once per key and purpose: an audit entry's append asks for it every time.
+    const cacheKey = `${keyId}\0${purpose}`;
+    let derived = this.#derived.get(cacheKey);
+    if (!derived) {
+      derived = derivePurposeKey(key, purpose);
+      this.#derived.set(cacheKey, derived);
+    }
+    return { keyId, key: derived };
   }
 
   /** True when `value` is sealed under the current sealing key. */

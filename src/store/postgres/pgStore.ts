@@ -370,8 +370,13 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
   try {
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
     const adopted = await engine.transaction((tx) => adoptSecretsKey(tx, options.sealer, options.sealerOrigin ?? 'SECRETS_KEY'));
-    if (adopted.previousKeyId !== null || adopted.resealed > 0) {
-      options.onLog?.('info', 'secrets sealed under this instance\'s key', { engine: 'postgres', ...adopted });
+    const { anchors, ...sealed } = adopted;
+    if (sealed.previousKeyId !== null || sealed.resealed > 0) {
+      options.onLog?.('info', 'secrets sealed under this instance\'s key', { engine: 'postgres', ...sealed });
+    }
+    if (anchors.anchored + anchors.reanchored > 0) options.onLog?.('info', 'audit chain anchors made under this instance\'s key', { engine: 'postgres', ...anchors });
+    if (anchors.foundMoved + anchors.unverifiable > 0) {
+      options.onLog?.('warn', 'audit chain anchors found moved in the database, or made under a key not held: run audit verify', { engine: 'postgres', ...anchors });
     }
   } catch (err) {
     await engine.close().catch(() => {});

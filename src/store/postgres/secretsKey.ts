@@ -13,6 +13,7 @@
  */
 import { SecretsKeyFromEnvironmentError, SecretsKeyMismatchError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
+import { reanchorAuditChains, type Reanchored } from '../auditAnchors.ts';
 import { countSealedValues, resealSecrets, sealedInventory } from '../sealedColumns.ts';
 import type { SqlExecutor, Tx } from '../store.ts';
 
@@ -25,6 +26,8 @@ export interface AdoptedSecretsKey {
   previousKeyId: string | null;
   /** Secrets re-sealed under this instance's key. */
   resealed: number;
+  /** The audit chains' MACs brought under this instance's key (src/store/auditAnchors.ts). */
+  anchors: Reanchored;
 }
 
 /**
@@ -37,7 +40,8 @@ export async function adoptSecretsKey(tx: Tx, keyring: SecretKeyring, origin: st
   const tables = new Set(
     (await tx.all<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')).map((t) => t.table_name),
   );
-  if (!tables.has('secrets_key')) return { keyId: keyring.primaryKeyId, previousKeyId: null, resealed: 0 }; // a store opened with other migrations (tests)
+  // a store opened with other migrations (tests)
+  if (!tables.has('secrets_key')) return { keyId: keyring.primaryKeyId, previousKeyId: null, resealed: 0, anchors: await reanchorAuditChains(tx, tables) };
   const recorded = (await tx.get<{ key_id: string }>('SELECT key_id FROM secrets_key WHERE singleton'))?.key_id ?? null;
   const inventory = await sealedInventory(tx, tables);
 
@@ -54,7 +58,8 @@ export async function adoptSecretsKey(tx: Tx, keyring: SecretKeyring, origin: st
   }
   const stale = inventory.unsealed || [...inventory.keyIds].some((id) => id !== keyId);
   const resealed = stale ? await resealSecrets(tx, tables) : 0;
-  return { keyId, previousKeyId: recorded !== null && recorded !== keyId ? recorded : null, resealed };
+  const anchors = await reanchorAuditChains(tx, tables);
+  return { keyId, previousKeyId: recorded !== null && recorded !== keyId ? recorded : null, resealed, anchors };
 }
 
 /** What `secrets status` shows on PostgreSQL: this process's key, the key the database records, and how many values are sealed. */

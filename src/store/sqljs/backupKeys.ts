@@ -4,7 +4,7 @@
  * invent a key no backup was made with).
  */
 import { readFile } from 'node:fs/promises';
-import { BACKUP_HMAC_INFO } from '../core/derivedKeys.ts';
+import { KEY_PURPOSES } from '../../domain/keys/derivedKeys.ts';
 import { SecretKeyring, decodeSecretsKey, keyFilePath, type SecretsKeyOptions } from '../core/sealing.ts';
 
 async function keyIn(file: string, required: boolean): Promise<Buffer | null> {
@@ -42,6 +42,6 @@ export interface BackupHmacKey {
 
 /** The backup HMAC key of the keyring's key `keyId` (default its sealing key), or null when not loaded. */
 export function backupHmacKey(keyring: SecretKeyring, keyId: string = keyring.primaryKeyId): BackupHmacKey | null {
-  const key = keyring.derivedKey(BACKUP_HMAC_INFO, keyId);
+  const key = keyring.purposeKey(KEY_PURPOSES.backupHmac, keyId)?.key ?? null;
   return key ? { keyId, key } : null;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { SecretsKeyFromEnvironmentError } from '../core/errors.ts';
 import { naming, syncDir, type FaultInjector } from '../core/files.ts';
 import { newSecretsKey, writeKeyFile, type SecretKeyring } from '../core/sealing.ts';
+import { reanchorAuditChains, type Reanchored } from '../auditAnchors.ts';
 import { resealSecrets } from '../sealedColumns.ts';
 import type { SqlExecutor, Tx } from '../store.ts';
 import type { Checkpoints } from './checkpoints.ts';
@@ -32,11 +33,18 @@ export interface SealingHost {
 
 /**
  * Seals every secret not sealed under the current key (values written before sealing existed,
- * or under a key being rotated out); returns how many changed.
+ * or under a key being rotated out), and in the same transaction brings the audit chains' MACs
+ * under it (src/store/auditAnchors.ts); returns how many secrets changed.
  */
 export async function sealSecrets(host: SealingHost): Promise<number> {
   const tables = await host.read(async () => host.connection.existingTables());
-  const changed = await host.transaction((tx) => resealSecrets(tx, tables));
+  let anchors: Reanchored | undefined;
+  const changed = await host.transaction(async (tx) => {
+    const resealed = await resealSecrets(tx, tables);
+    anchors = await reanchorAuditChains(tx, tables);
+    return resealed;
+  });
+  logAnchors(host, anchors!);
   if (changed > 0) {
     await host.queue.enqueue(async () => {
       host.connection.vacuum();
@@ -45,6 +53,11 @@ export async function sealSecrets(host: SealingHost): Promise<number> {
     host.log('info', 'secrets sealed under the current key', { values: changed, keyId: host.keyring.primaryKeyId });
   }
   return changed;
+}
+
+function logAnchors(host: SealingHost, anchors: Reanchored): void {
+  if (anchors.anchored + anchors.reanchored > 0) host.log('info', 'audit chain anchors made under the current key', { ...anchors, keyId: host.keyring.primaryKeyId });
+  if (anchors.foundMoved + anchors.unverifiable > 0) host.log('warn', 'audit chain anchors found moved in the database, or made under a key not held: run audit verify', { ...anchors });
 }
 
 /** Key file `keyFile.next` was written but never renamed over `keyFile`: seals everything under it, then replaces the file. */

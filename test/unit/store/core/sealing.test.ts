@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { derivePurposeKey, KEY_PURPOSES } from '../../../../src/domain/keys/derivedKeys.ts';
 import {
   SEALED_HEAD_CHARS,
   SEALED_PREFIX,
@@ -32,6 +33,15 @@ beforeAll(async () => {
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('SecretKeyring', () => {
+  it('derives a purpose key from the sealing key, or from a loaded older key by id, and none from a key not loaded', () => {
+    const keyring = new SecretKeyring(keyB, [keyA]);
+    expect(keyring.purposeKey(KEY_PURPOSES.auditAnchor)).toEqual({ keyId: secretsKeyId(keyB), key: derivePurposeKey(keyB, KEY_PURPOSES.auditAnchor) });
+    expect(keyring.purposeKey(KEY_PURPOSES.auditAnchor, secretsKeyId(keyA))).toEqual({ keyId: secretsKeyId(keyA), key: derivePurposeKey(keyA, KEY_PURPOSES.auditAnchor) });
+    keyring.dropOthers();
+    expect(keyring.purposeKey(KEY_PURPOSES.auditAnchor, secretsKeyId(keyA))).toBeNull();
+    expect(keyring.purposeKey(KEY_PURPOSES.auditAnchor, 'cccccccccccc')).toBeNull();
+  });
+
   it('seals to sealed:v1:<key id>:<base64url>, a new IV each time, and opens it back', () => {
     const keyring = new SecretKeyring(keyA);
     const first = keyring.seal(SECRET, 'webhook_endpoints:whk-1');
