@@ -10,13 +10,13 @@
  */
 
 /** A session that may not reach every page yet: still owing the code after the password, or a factor to set up. */
-export type Restriction = 'awaiting-code' | 'awaiting-enrolment';
+type Restriction = 'awaiting-code' | 'awaiting-enrolment';
 
 /**
  * A form's step-up: `fresh-code` asks for a fresh code first when the last is stale; `own-code`
  * takes a code in its own fields (so is never stale); `none` asks nothing. `why` says why.
  */
-export interface StepUp {
+interface StepUp {
   ask: 'fresh-code' | 'own-code' | 'none';
   why: string;
 }
