@@ -15,6 +15,19 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     // each of its runs (a sign-up and an invitation) doubled the cost of every dashboard mutant.
     testFiles: ['test/unit/dashboard/securityChecks.test.ts', 'test/dashboard/forms.test.ts', 'test/dashboard/security.test.ts'],
   },
+  // What each dashboard route needs (routeAccess.ts), checked on the matched route: the form's
+  // token, the sessions still owing a code or an enrolment, the step-up; and the session's new id
+  // and token at every change of privilege.
+  dashboardAccess: {
+    mutate: ['src/dashboard/routeAccess.ts', 'src/dashboard/mfaGate.ts', 'src/dashboard/index.ts', 'src/services/sessions.ts', 'src/services/mfa.ts'],
+    testFiles: [
+      'test/unit/dashboard/routeAccess.test.ts',
+      'test/dashboard/routeAccess.test.ts',
+      'test/dashboard/sessionRenewal.test.ts',
+      'test/dashboard/mfa.test.ts',
+      'test/dashboard/security.test.ts',
+    ],
+  },
   // The edge's authentication: API keys and bank tokens.
   edge: {
     mutate: [

@@ -14,13 +14,9 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'dashboard.js': { file: new URL('./assets/dashboard.js', import.meta.url).pathname, type: 'text/javascript; charset=utf-8' },
 };
 
-export function isAssetPath(path: string): boolean {
-  return path.startsWith('/dashboard/assets/');
-}
-
 export function assetRoutes(router: Router): void {
   const loaded = new Map<string, Buffer>();
-  router.get('/assets/:name', (koa) => {
+  router.get('asset', '/assets/:name', (koa) => {
     const asset = Object.hasOwn(ASSETS, koa.params.name!) ? ASSETS[koa.params.name!] : undefined;
     if (!asset) return;
     let bytes = loaded.get(asset.file);

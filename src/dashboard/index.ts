@@ -1,25 +1,27 @@
 /**
  * The dashboard under /dashboard: server-rendered pages, each a thin view over the same use cases
  * the /v1 handlers call (src/services/). This file is the pipeline every dashboard request goes
- * through: security headers, the session from its cookie, and for a POST the same-origin check,
- * the form and its CSRF token, before the page runs; failures become HTML error pages.
+ * through: security headers, one spelling per path, the session from its cookie, for a POST the
+ * same-origin check; then, for the route the router matched, what that route needs (routeAccess.ts):
+ * the form and its CSRF token, the second factor's gates, then the page. Failures become HTML
+ * error pages.
  */
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppContext } from '../context.ts';
 import { fail, isAppError } from '../errors.ts';
-import { resumeSession, signInLimits } from '../services/sessions.ts';
+import { resumeSession, signInLimits, type SignInLimits } from '../services/sessions.ts';
 import { signUpLimit } from '../services/users.ts';
-import { assetRoutes, isAssetPath } from './assets.ts';
+import { assetRoutes } from './assets.ts';
 import { DashboardFormTooLarge, readForm } from './forms.ts';
 import { storeUnavailability } from '../http/storeUnavailability.ts';
 import { gateRestrictedSession, stepUpIfNeeded } from './mfaGate.ts';
-import { SignInRequired, statusOf } from './page.ts';
+import { SignInRequired, stateOf, statusOf } from './page.ts';
 import { apiKeyRoutes } from './pages/apiKeys.ts';
 import { applicationRoutes } from './pages/applications.ts';
 import { auditRoutes } from './pages/audit.ts';
 import { deskRoutes } from './pages/desk.ts';
-import { authRoutes, ANONYMOUS_FORMS } from './pages/auth.ts';
+import { authRoutes } from './pages/auth.ts';
 import { environmentRoutes } from './pages/environment.ts';
 import { exportRoutes } from './pages/exports.ts';
 import { overviewRoutes } from './pages/overview.ts';
@@ -30,13 +32,26 @@ import { settingsRoutes } from './pages/settings.ts';
 import { teamRoutes } from './pages/team.ts';
 import { webhookRoutes } from './pages/webhooks.ts';
 import { render } from './render.ts';
+import { accessOf, type RegisteredRoute, type RouteAccess } from './routeAccess.ts';
 import { checkCsrfToken, checkSameOrigin, cookieNames, readCookie, setCookie, setSecurityHeaders } from './security.ts';
 import type { DashboardState } from './state.ts';
 
-export function dashboard(ctx: AppContext): Middleware {
-  const router = new Router({ prefix: '/dashboard' });
+/**
+ * One spelling per page: paths match exactly, case and trailing slash included (a form sent to
+ * `/dashboard/api-keys/` or `/dashboard/API-Keys` is a 404, not the same form by another name).
+ */
+const ROUTER_OPTIONS = { prefix: '/dashboard', strict: true, sensitive: true } as const;
+
+interface Built {
+  router: Router;
+  limits: SignInLimits;
+  /** Each route's entry in ROUTE_ACCESS (routeAccess.ts), checked when built. */
+  access: Map<RegisteredRoute, RouteAccess>;
+}
+
+function build(ctx: AppContext): Built {
+  const router = new Router(ROUTER_OPTIONS);
   const names = () => cookieNames(ctx.config.publicBaseUrl);
-  assetRoutes(router);
   const limits = signInLimits(ctx);
   authRoutes(router, ctx, { limits: { ...limits, signUps: signUpLimit(ctx) }, names });
   securityRoutes(router, ctx, limits);
@@ -52,32 +67,45 @@ export function dashboard(ctx: AppContext): Middleware {
   requestLogRoutes(router, ctx);
   settingsRoutes(router, ctx);
   auditRoutes(router, ctx);
+  return { router, limits, access: accessOf(router.stack) };
+}
+
+/** The dashboard's routes (not its static files) with what each needs: for tests that walk every page and form. */
+export function dashboardRoutes(ctx: AppContext): Array<{ name: string; methods: string[]; path: string; access: RouteAccess }> {
+  return [...build(ctx).access].map(([route, access]) => ({ name: route.name!, methods: route.methods, path: String(route.path), access }));
+}
+
+export function dashboard(ctx: AppContext): Middleware {
+  const { router, limits, access } = build(ctx);
+  // Each route's own checks run first in its chain: the decision is the route's that runs.
+  for (const layer of router.stack) layer.stack.unshift(guard(ctx, limits, access.get(layer)!));
   const routes = router.routes() as unknown as Middleware;
+  const assetRouter = new Router(ROUTER_OPTIONS);
+  assetRoutes(assetRouter);
+  const assets = assetRouter.routes() as unknown as Middleware;
 
   return async (koa, next) => {
     setSecurityHeaders(koa);
-    if (isAssetPath(koa.path)) return routes(koa, next);
+    // Static files need no session.
+    if (assetRouter.match(koa.path, koa.method).route) return assets(koa, next);
     const state: DashboardState = { session: null, anonymousCsrf: null, form: null };
     koa.state.dashboard = state;
     try {
-      const cookies = names();
+      // A trailing slash is not a spelling of a page: a GET of one goes to the page's own path, anything else is a 404.
+      if (koa.path.endsWith('/')) {
+        const canonical = koa.path.replace(/\/+$/, '');
+        if ((koa.method !== 'GET' && koa.method !== 'HEAD') || !router.match(canonical, 'GET').route) throw fail.notFound(`There is no dashboard page at ${koa.path}.`);
+        koa.status = 301;
+        return koa.redirect(canonical + koa.search);
+      }
+      const cookies = cookieNames(ctx.config.publicBaseUrl);
       const sessionId = readCookie(koa, cookies.session);
       if (sessionId) {
         state.session = await resumeSession(ctx, sessionId);
         if (!state.session) setCookie(koa, cookies, 'session', null); // ended: the browser forgets it too
       }
       state.anonymousCsrf = readCookie(koa, cookies.csrf) ?? null;
-      if (koa.method === 'POST') {
-        checkSameOrigin(koa, ctx.config.publicBaseUrl);
-        const anonymousForm = ANONYMOUS_FORMS.some((pattern) => pattern.test(koa.path));
-        // A form sent after its session ended (or signed out elsewhere) changes nothing: sign in again.
-        if (!anonymousForm && !state.session) throw new SignInRequired();
-        state.form = await readForm(koa);
-        checkCsrfToken(state.form.get('_csrf'), anonymousForm ? (state.anonymousCsrf ?? undefined) : state.session?.csrfToken);
-      }
-      // A session still owing its second factor reaches only the pages that take it; a sensitive
-      // form asks for a fresh code first (mfaGate.ts).
-      if (gateRestrictedSession(koa) || (await stepUpIfNeeded(koa, ctx, limits))) return;
+      if (koa.method === 'POST') checkSameOrigin(koa, ctx.config.publicBaseUrl);
       await routes(koa, async () => {});
       if (koa.status === 404 && koa.body === undefined) throw fail.notFound(`There is no dashboard page at ${koa.path}.`);
     } catch (err) {
@@ -95,6 +123,25 @@ export function dashboard(ctx: AppContext): Middleware {
       if (isAppError(err) && err.retryAfterSeconds !== undefined) koa.set('Retry-After', String(err.retryAfterSeconds));
       render(koa, 'error', { title: TITLES[status] ?? 'Error', status, message }, status);
     }
+  };
+}
+
+/**
+ * What runs before a route's page, knowing the route: a form needs a session (unless sent before
+ * sign-in), is read, and must carry the right CSRF token; then a session still owing its second
+ * factor reaches only the routes open to it, and a form that asks for a fresh code asks (mfaGate.ts).
+ */
+function guard(ctx: AppContext, limits: SignInLimits, access: RouteAccess): Middleware {
+  return async (koa, next) => {
+    const state = stateOf(koa);
+    if (koa.method === 'POST') {
+      // A form sent after its session ended (or signed out elsewhere) changes nothing: sign in again.
+      if (!access.beforeSignIn && !state.session) throw new SignInRequired();
+      state.form = await readForm(koa);
+      checkCsrfToken(state.form.get('_csrf'), access.beforeSignIn ? (state.anonymousCsrf ?? undefined) : state.session?.csrfToken);
+    }
+    if (gateRestrictedSession(koa, access) || (await stepUpIfNeeded(koa, ctx, limits, access))) return;
+    await next();
   };
 }
 

@@ -8,7 +8,7 @@ import { userOrigin, withOrigin } from '../services/audit.ts';
 import type { AppContext } from '../context.ts';
 import type { OperationId } from '../contract/handlers.ts';
 import { fieldErrors, type FieldErrors } from './forms.ts';
-import { newCsrfToken, setCookie, type CookieNames } from './security.ts';
+import { cookieNames, newCsrfToken, setCookie, type CookieNames } from './security.ts';
 import type { DashboardState } from './state.ts';
 import { needsAdmin } from './validation.ts';
 
@@ -72,6 +72,16 @@ export function formOf(koa: Context): URLSearchParams {
 export function redirect(koa: Context, path: string): void {
   koa.status = 303;
   koa.redirect(path);
+}
+
+/**
+ * Holds the browser to `session`: its cookie, and the CSRF token the page's forms carry. A session
+ * gets a new id and token at every change of privilege (sign-in, the code after the password, a
+ * step-up), so the id and token the browser had before open nothing.
+ */
+export function holdSession(koa: Context, ctx: AppContext, session: ActiveSession): void {
+  setCookie(koa, cookieNames(ctx.config.publicBaseUrl), 'session', session.sessionId);
+  stateOf(koa).session = session;
 }
 
 /** Makes sure a visitor's browser holds the pre-session CSRF cookie the forms before sign-in carry. */

@@ -44,7 +44,7 @@ import { deleteUserSessions, markSecondFactorChecked } from '../store/sessions.t
 import type { SqlExecutor } from '../store/store.ts';
 import { findAccountUser, findUserByEmail, type UserRecord } from '../store/users.ts';
 import { normalizeEmail } from '../domain/accounts/accountDetails.ts';
-import { sessionIdHash, signInBuckets, takeInTurn, type ActiveSession, type SignInLimits } from './sessions.ts';
+import { renewSession, sessionIdHash, signInBuckets, takeInTurn, type ActiveSession, type SignInLimits } from './sessions.ts';
 import { requireAdmin } from './users.ts';
 import { recordAudit, recordAuditNow } from './audit.ts';
 
@@ -174,10 +174,16 @@ const recoveryCodeHash = (userId: string, normalized: string) => createHash('sha
 
 /**
  * Confirms the pending enrolment with a first code from the app: the secret becomes the user's
- * factor, the session counts as checked now, the user's other sessions end, and ten recovery codes
- * are returned (shown once).
+ * factor, the session counts as checked now (under a new id and CSRF token: renewed), the user's
+ * other sessions end, and ten recovery codes are returned (shown once).
  */
-export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
+export async function confirmEnrolment(
+  ctx: AppContext,
+  limits: SignInLimits,
+  session: ActiveSession,
+  typed: string,
+  clientAddress: string | undefined,
+): Promise<{ codes: string[]; session: ActiveSession }> {
   return countedCheck(ctx, limits, session, clientAddress, 'enrolment', () =>
     ctx.store.transaction(async (tx) => {
       const now = ctx.clock.now();
@@ -193,7 +199,7 @@ export async function confirmEnrolment(ctx: AppContext, limits: SignInLimits, se
       await deleteUserSessions(tx, session.user.userId, sessionIdHash(session.sessionId));
       const codes = await issueRecoveryCodes(tx, session.user.userId, now.toISOString());
       await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.enrolled', target: userTarget(session.user), actor: userActor(session.user) });
-      return codes;
+      return { codes, session: await renewSession(tx, session) };
     }),
   );
 }
@@ -202,8 +208,9 @@ export type SecondFactorMethod = 'totp' | 'recovery_code';
 
 /**
  * Checks a code typed by the session's user: six digits are a TOTP code (of a step not used yet),
- * anything else a recovery code (used up by this check). The session then counts as checked now:
- * a session waiting for its second factor is signed in, and sensitive actions are open for a while.
+ * anything else a recovery code (used up by this check). The session then counts as checked now,
+ * under a new id and CSRF token (returned: the old id opens nothing): a session waiting for its
+ * second factor is signed in, and sensitive actions are open for a while.
  * 400 with pointer `/code` for a wrong or replayed code (counted against the sign-in limits, and
  * recorded as `mfa.failed`), 429 past them. Recorded too: `user.signedIn` when the session was
  * waiting for this code, `mfa.recoveryCodeUsed` when a recovery code was used.
@@ -215,7 +222,7 @@ export async function checkSecondFactor(
   typed: string,
   clientAddress: string | undefined,
   purpose: CodePurpose = session.stage === 'second_factor' ? 'signIn' : 'stepUp',
-): Promise<SecondFactorMethod> {
+): Promise<{ method: SecondFactorMethod; session: ActiveSession }> {
   return countedCheck(ctx, limits, session, clientAddress, purpose, () =>
     ctx.store.transaction(async (tx) => {
       const now = ctx.clock.now();
@@ -238,34 +245,44 @@ export async function checkSecondFactor(
       const audited = { accountId: session.user.accountId, target: userTarget(session.user), actor: userActor(session.user) };
       if (method === 'recovery_code') await recordAudit(tx, ctx, { ...audited, action: 'mfa.recoveryCodeUsed', change: { after: { purpose } } });
       if (session.stage === 'second_factor') await recordAudit(tx, ctx, { ...audited, action: 'user.signedIn', change: { after: { secondFactor: method } } });
-      return method;
+      return { method, session: await renewSession(tx, session) };
     }),
   );
 }
 
-/** New recovery codes (the old ones stop working), after a code checked now; returns them, to be shown once. */
-export async function regenerateRecoveryCodes(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<string[]> {
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'recoveryCodes');
+/**
+ * New recovery codes (the old ones stop working), after a code checked now; returns them, to be
+ * shown once, and the session renewed by the check.
+ */
+export async function regenerateRecoveryCodes(
+  ctx: AppContext,
+  limits: SignInLimits,
+  session: ActiveSession,
+  typed: string,
+  clientAddress: string | undefined,
+): Promise<{ codes: string[]; session: ActiveSession }> {
+  const checked = await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'recoveryCodes');
   return ctx.store.transaction(async (tx) => {
     const codes = await issueRecoveryCodes(tx, session.user.userId, ctx.clock.now().toISOString());
     await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.recoveryCodesRegenerated', target: userTarget(session.user), actor: userActor(session.user) });
-    return codes;
+    return { codes, session: checked.session };
   });
 }
 
 /**
  * The user turns their second factor off, after a code checked now; their other sessions end.
- * Refused (422 `mfa_required`) while the account requires it.
+ * Refused (422 `mfa_required`) while the account requires it. Returns the session renewed by the check.
  */
-export async function disableMfa(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<void> {
+export async function disableMfa(ctx: AppContext, limits: SignInLimits, session: ActiveSession, typed: string, clientAddress: string | undefined): Promise<ActiveSession> {
   if (await ctx.store.read((db) => accountRequiresMfa(db, session.user.accountId))) throw requiredError();
-  await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'disable');
+  const { session: renewed } = await checkSecondFactor(ctx, limits, session, typed, clientAddress, 'disable');
   await ctx.store.transaction(async (tx) => {
     if (await accountRequiresMfa(tx, session.user.accountId)) throw requiredError();
     await clearUserMfa(tx, session.user.userId);
-    await deleteUserSessions(tx, session.user.userId, sessionIdHash(session.sessionId));
+    await deleteUserSessions(tx, session.user.userId, sessionIdHash(renewed.sessionId));
     await recordAudit(tx, ctx, { accountId: session.user.accountId, action: 'mfa.disabled', target: userTarget(session.user), actor: userActor(session.user) });
   });
+  return { ...renewed, mfa: { ...renewed.mfa, enrolled: false } };
 }
 
 function requiredError() {

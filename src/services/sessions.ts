@@ -16,6 +16,7 @@ import {
   deleteSession,
   findSession,
   insertSession,
+  renewSessionId,
   setSessionEnvironment,
   touchSession,
   type SessionEnvironment,
@@ -24,6 +25,7 @@ import {
   type SessionStage,
 } from '../store/sessions.ts';
 import { userHasMfa } from '../store/mfa.ts';
+import type { SqlExecutor } from '../store/store.ts';
 import { findUserByEmail, setPasswordHash, type UserRecord } from '../store/users.ts';
 import { hashPassword, spendPasswordCheck, verifyPassword } from './passwords.ts';
 import { attemptLimiter, type AttemptLimiter, type CountedAttempt } from './rateLimits.ts';
@@ -86,6 +88,19 @@ export async function startSession(ctx: AppContext, user: UserRecord, replacing?
 function activeSession(sessionId: string, found: NonNullable<Awaited<ReturnType<typeof findSession>>>): ActiveSession {
   const { session, user, mfa } = found;
   return { sessionId, csrfToken: session.csrfToken, user, expiresAt: session.expiresAt, environment: session.environment, stage: session.stage, secondFactorAt: session.secondFactorAt, mfa };
+}
+
+/**
+ * The session under a new random id and CSRF token, in the caller's transaction, read back as it now
+ * stands: at every change of privilege (OWASP: renew the session id), so an id planted or seen
+ * before it (and the forms of its pages) opens nothing after. 401 when the session ended meanwhile.
+ */
+export async function renewSession(tx: SqlExecutor, session: ActiveSession): Promise<ActiveSession> {
+  const sessionId = randomBytes(32).toString('base64url');
+  const renewed = { idHash: idHash(sessionId), csrfToken: randomBytes(32).toString('base64url') };
+  const found = (await renewSessionId(tx, idHash(session.sessionId), renewed)) === 1 ? await findSession(tx, renewed.idHash) : undefined;
+  if (!found) throw fail.unauthenticated('This session has ended; sign in again.');
+  return activeSession(sessionId, found);
 }
 
 /** The SHA-256 of a session id, as the store keys sessions. */

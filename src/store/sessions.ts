@@ -98,6 +98,11 @@ export async function markSecondFactorChecked(tx: SqlExecutor, idHash: string, a
   await tx.run("UPDATE sessions SET stage = 'signed_in', second_factor_at = ? WHERE id_hash = ?", [at, idHash]);
 }
 
+/** Gives the session a new id (its hash) and CSRF token: the old id opens nothing from now on. */
+export async function renewSessionId(tx: SqlExecutor, idHash: string, renewed: { idHash: string; csrfToken: string }): Promise<number> {
+  return (await tx.run('UPDATE sessions SET id_hash = ?, csrf_token = ? WHERE id_hash = ?', [renewed.idHash, renewed.csrfToken, idHash])).changes;
+}
+
 /** Ends every session of the user but `keep` (its id hash), after their second factor was reset or disabled. */
 export async function deleteUserSessions(tx: SqlExecutor, userId: string, keep: string | null = null): Promise<number> {
   return (await tx.run('DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?', [userId, keep ?? ''])).changes;

@@ -26,7 +26,7 @@ import { dueDeliveries, insertDeliveries, insertEvent, leaseDeliveries, leasedDe
 import { findPricingContext, saveRateSheet } from '../../src/store/pricing.ts';
 import { findQuote, insertQuote, type QuoteRecord } from '../../src/store/quotes.ts';
 import { countRequest, deleteRateLimitWindows, uncountRequest } from '../../src/store/rateLimits.ts';
-import { deleteEndedSessions, deleteUserSessions, findSession, insertSession, markSecondFactorChecked, setSessionEnvironment, touchSession } from '../../src/store/sessions.ts';
+import { deleteEndedSessions, deleteUserSessions, findSession, insertSession, markSecondFactorChecked, renewSessionId, setSessionEnvironment, touchSession } from '../../src/store/sessions.ts';
 import {
   accountRequiresMfa,
   claimTotpStep,
@@ -411,6 +411,11 @@ describe(`store conformance (${testEngine()})`, () => {
       expect((await store.read((db) => findSession(db, session.idHash)))!.mfa).toEqual({ enrolled: true, required: true });
       await store.transaction((tx) => markSecondFactorChecked(tx, session.idHash, at(6)));
       expect((await store.read((db) => findSession(db, session.idHash)))!.session).toMatchObject({ stage: 'signed_in', secondFactorAt: at(6) });
+      // A new id and token: the old id finds nothing, the new one the same session.
+      expect(await store.transaction((tx) => renewSessionId(tx, session.idHash, { idHash: `renewed-${userId}`, csrfToken: 'csrf2' }))).toBe(1);
+      expect(await store.read((db) => findSession(db, session.idHash))).toBeUndefined();
+      expect((await store.read((db) => findSession(db, `renewed-${userId}`)))!.session).toMatchObject({ csrfToken: 'csrf2', stage: 'signed_in', secondFactorAt: at(6), createdAt: T0 });
+      expect(await store.transaction((tx) => renewSessionId(tx, session.idHash, { idHash: 'again', csrfToken: 'csrf3' }))).toBe(0);
       await store.transaction((tx) => setAccountMfaRequired(tx, accountId, false));
 
       await store.transaction((tx) => clearUserMfa(tx, userId));

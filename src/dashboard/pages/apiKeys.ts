@@ -42,9 +42,9 @@ async function keysPage(koa: Context, ctx: AppContext, extra: Record<string, unk
 }
 
 export function apiKeyRoutes(router: Router, ctx: AppContext): void {
-  router.get('/api-keys', (koa) => keysPage(koa, ctx));
+  router.get('api-keys', '/api-keys', (koa) => keysPage(koa, ctx));
 
-  router.post('/api-keys', async (koa) => {
+  router.post('api-keys.create', '/api-keys', async (koa) => {
     const session = requireRoleFor(koa, 'createApiKey');
     const form = formOf(koa);
     try {
@@ -63,13 +63,13 @@ export function apiKeyRoutes(router: Router, ctx: AppContext): void {
     }
   });
 
-  router.get('/api-keys/:keyId/revoke', async (koa) => {
+  router.get('api-keys.revoke-confirm', '/api-keys/:keyId/revoke', async (koa) => {
     const session = requireRoleFor(koa, 'revokeApiKey');
     const key = await getApiKey(ctx, accountOf(session), koa.params.keyId!);
     render(koa, 'api-key-revoke', { title: 'Revoke API key', nav: 'api-keys', key });
   });
 
-  router.post('/api-keys/:keyId/revoke', async (koa) => {
+  router.post('api-keys.revoke', '/api-keys/:keyId/revoke', async (koa) => {
     const session = requireRoleFor(koa, 'revokeApiKey');
     const revoked = await revokeApiKey(actingAs(ctx, koa, session), accountOf(session), koa.params.keyId!, { role: session.user.role, scopes: null });
     ctx.log.info({ keyId: revoked.keyId, userId: session.user.userId }, 'API key revoked in the dashboard');

@@ -81,7 +81,7 @@ export async function applicationPage(koa: Context, ctx: AppContext, extra: Reco
 }
 
 export function applicationRoutes(router: Router, ctx: AppContext): void {
-  router.get('/applications', async (koa) => {
+  router.get('applications', '/applications', async (koa) => {
     const session = requireSession(koa);
     const accountId = accountOf(session);
     if (koa.query.view === 'queue') {
@@ -106,9 +106,9 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
     });
   });
 
-  router.get('/applications/:mortgageId', (koa) => applicationPage(koa, ctx));
+  router.get('application', '/applications/:mortgageId', (koa) => applicationPage(koa, ctx));
 
-  router.get('/applications/:mortgageId/documents/:documentId', async (koa) => {
+  router.get('application.document', '/applications/:mortgageId/documents/:documentId', async (koa) => {
     const session = requireSession(koa);
     const { record, stream, size } = await openDocument(actingAs(ctx, koa, session), accountOf(session), koa.params.mortgageId!, koa.params.documentId!);
     koa.type = record.contentType;

@@ -45,7 +45,7 @@ function queryOf(filter: AuditFilter): string {
 }
 
 export function auditRoutes(router: Router, ctx: AppContext): void {
-  router.get('/audit', async (koa) => {
+  router.get('audit', '/audit', async (koa) => {
     const session = requireRoleFor(koa, 'listAuditEvents');
     const filter = filtersOf(koa);
     const after = typeof koa.query.after === 'string' && isId('aud', koa.query.after) ? koa.query.after : undefined;
@@ -64,7 +64,7 @@ export function auditRoutes(router: Router, ctx: AppContext): void {
   });
 
   // A download is a GET: it changes nothing, so it needs no CSRF token (as the exports page's).
-  router.get('/audit/export', async (koa) => {
+  router.get('audit.export', '/audit/export', async (koa) => {
     const session = requireRoleFor(koa, 'exportAuditEvents');
     const format = koa.query.format === 'ndjson' ? 'ndjson' : 'csv';
     const prepared = prepareAuditExport(ctx, accountOf(session), filtersOf(koa), format);

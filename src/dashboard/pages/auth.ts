@@ -7,30 +7,21 @@ import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import { isAppError } from '../../errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/users/password.ts';
-import { startSession, signIn, endSession, type ActiveSession, type SignInLimits } from '../../services/sessions.ts';
+import { startSession, signIn, endSession, type SignInLimits } from '../../services/sessions.ts';
 import { acceptInvitation, findInvitation, signUp } from '../../services/users.ts';
 import { checkSecondFactor } from '../../services/mfa.ts';
 import type { AttemptLimiter } from '../../services/rateLimits.ts';
 import { SECOND_FACTOR_PAGE } from '../mfaGate.ts';
-import { actingAs, anonymous, ensureAnonymousCsrf, formErrors, formOf, redirect, requireSession, stateOf, submittedValues } from '../page.ts';
+import { actingAs, anonymous, ensureAnonymousCsrf, formErrors, formOf, holdSession, redirect, requireSession, stateOf, submittedValues } from '../page.ts';
 import { render } from '../render.ts';
 import { readCookie, setCookie, type CookieNames } from '../security.ts';
 import { overviewData } from './overview.ts';
-
-/** The POSTs made before sign-in: their CSRF token is the pre-session cookie's, not a session's. */
-export const ANONYMOUS_FORMS = [/^\/dashboard\/sign-in$/, /^\/dashboard\/sign-up$/, /^\/dashboard\/invitations\/[^/]+$/];
 
 const PASSWORD_RULE = `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters; any characters, spaces too.`;
 
 interface AuthOptions {
   limits: SignInLimits & { signUps: AttemptLimiter };
   names: () => CookieNames;
-}
-
-/** Signs the browser in: the new session's cookie replaces whatever it had. */
-function signInBrowser(koa: Context, names: CookieNames, session: ActiveSession): void {
-  setCookie(koa, names, 'session', session.sessionId);
-  stateOf(koa).session = session;
 }
 
 export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions): void {
@@ -45,12 +36,12 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     render(koa, 'sign-in', { title: 'Sign in', values: {}, errors: {}, message: null, notice: null, ...extra }, status);
   };
 
-  router.get('/sign-up', async (koa) => {
+  router.get('sign-up', '/sign-up', async (koa) => {
     if (stateOf(koa).session) return redirect(koa, '/dashboard');
     signUpPage(koa);
   });
 
-  router.post('/sign-up', async (koa) => {
+  router.post('sign-up.send', '/sign-up', async (koa) => {
     // Signed in already: most often the browser re-sending the sign-up that just succeeded (a
     // reload of the page that showed the first key once). Nothing to make again: the overview.
     if (stateOf(koa).session) return redirect(koa, '/dashboard');
@@ -62,7 +53,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
         password: form.get('/password') ?? '',
         clientAddress: koa.request.ip,
       });
-      signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
+      holdSession(koa, ctx, await startSession(ctx, user, readCookie(koa, names().session)));
       ctx.log.info({ accountId: account.accountId, userId: user.userId }, 'dashboard sign-up');
       // The first key's secret is in this response only (never stored): the overview shows it once.
       render(koa, 'overview', { ...(await overviewData(ctx, stateOf(koa).session!)), newKey: firstKey.apiKey, welcome: true });
@@ -77,12 +68,12 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     }
   });
 
-  router.get('/sign-in', async (koa) => {
+  router.get('sign-in', '/sign-in', async (koa) => {
     if (stateOf(koa).session) return redirect(koa, '/dashboard');
     signInPage(koa, { notice: koa.query['signed-out'] === '1' ? 'You are signed out.' : null });
   });
 
-  router.post('/sign-in', async (koa) => {
+  router.post('sign-in.send', '/sign-in', async (koa) => {
     const form = formOf(koa);
     try {
       const session = await signIn(anonymous(ctx, koa), limits, {
@@ -91,7 +82,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
         clientAddress: koa.request.ip,
         replacing: readCookie(koa, names().session),
       });
-      signInBrowser(koa, names(), session);
+      holdSession(koa, ctx, session);
       redirect(koa, session.stage === 'second_factor' ? SECOND_FACTOR_PAGE : '/dashboard');
     } catch (err) {
       if (!isAppError(err) || (err.kind !== 'unauthenticated' && err.kind !== 'rate_limited')) throw err;
@@ -104,16 +95,18 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     render(koa, 'sign-in-code', { title: 'Enter your code', errors: {}, message: null, ...extra }, status);
 
   // The second step of signing in, for a user with a second factor: the session opens nothing else until then.
-  router.get('/sign-in/code', async (koa) => {
+  router.get('sign-in.code', '/sign-in/code', async (koa) => {
     if (requireSession(koa).stage !== 'second_factor') return redirect(koa, '/dashboard');
     codePage(koa);
   });
 
-  router.post('/sign-in/code', async (koa) => {
+  router.post('sign-in.code.send', '/sign-in/code', async (koa) => {
     const session = requireSession(koa);
     if (session.stage !== 'second_factor') return redirect(koa, '/dashboard');
     try {
-      await checkSecondFactor(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      // Signed in now: under a new id and CSRF token, so whoever knew the id before the code holds nothing.
+      const checked = await checkSecondFactor(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      holdSession(koa, ctx, checked.session);
       redirect(koa, '/dashboard');
     } catch (err) {
       if (!isAppError(err) || (err.kind !== 'invalid' && err.kind !== 'rate_limited')) throw err;
@@ -123,7 +116,7 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     }
   });
 
-  router.post('/sign-out', async (koa) => {
+  router.post('sign-out', '/sign-out', async (koa) => {
     const session = stateOf(koa).session;
     if (session) await endSession(actingAs(ctx, koa, session), session.sessionId, session.user);
     setCookie(koa, names(), 'session', null);
@@ -136,13 +129,13 @@ export function authRoutes(router: Router, ctx: AppContext, options: AuthOptions
     render(koa, 'invitation', { title: 'Join your team', invitation, token: koa.params.token, errors: {}, message: null, passwordRule: PASSWORD_RULE, ...extra }, status);
   };
 
-  router.get('/invitations/:token', async (koa) => invitationPage(koa));
+  router.get('invitation', '/invitations/:token', async (koa) => invitationPage(koa));
 
-  router.post('/invitations/:token', async (koa) => {
+  router.post('invitation.accept', '/invitations/:token', async (koa) => {
     const form = formOf(koa);
     try {
       const user = await acceptInvitation(anonymous(ctx, koa), koa.params.token!, form.get('/password') ?? '');
-      signInBrowser(koa, names(), await startSession(ctx, user, readCookie(koa, names().session)));
+      holdSession(koa, ctx, await startSession(ctx, user, readCookie(koa, names().session)));
       redirect(koa, '/dashboard');
     } catch (err) {
       const shown = formErrors(err);

@@ -54,7 +54,7 @@ async function deskForm(
 }
 
 export function deskRoutes(router: Router, ctx: AppContext): void {
-  router.post('/applications/:mortgageId/approve', (koa) =>
+  router.post('application.approve', '/applications/:mortgageId/approve', (koa) =>
     deskForm(
       koa,
       ctx,
@@ -78,7 +78,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
     ),
   );
 
-  router.post('/applications/:mortgageId/decline', (koa) =>
+  router.post('application.decline', '/applications/:mortgageId/decline', (koa) =>
     deskForm(
       koa,
       ctx,
@@ -94,7 +94,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
     ),
   );
 
-  router.post('/applications/:mortgageId/conditions', (koa) =>
+  router.post('application.conditions.add', '/applications/:mortgageId/conditions', (koa) =>
     deskForm(
       koa,
       ctx,
@@ -113,7 +113,7 @@ export function deskRoutes(router: Router, ctx: AppContext): void {
     ['satisfy', 'satisfied', 'satisfyCondition'],
     ['waive', 'waived', 'waiveCondition'],
   ] as const) {
-    router.post(`/applications/:mortgageId/conditions/:conditionId/${verb}`, (koa) =>
+    router.post(`application.conditions.${verb}`, `/applications/:mortgageId/conditions/:conditionId/${verb}`, (koa) =>
       deskForm(
         koa,
         ctx,

@@ -12,7 +12,7 @@ function returnPath(raw: string | null): string {
 }
 
 export function environmentRoutes(router: Router, ctx: AppContext): void {
-  router.post('/environment', async (koa) => {
+  router.post('environment', '/environment', async (koa) => {
     const session = requireSession(koa);
     const form = formOf(koa);
     const wanted = form.get('environment');

@@ -17,7 +17,7 @@ const DESCRIPTIONS: Record<BuiltInFormat, string> = {
 const BUILT_IN = Object.entries(DESCRIPTIONS).map(([name, description]) => ({ name, description }));
 
 export function exportRoutes(router: Router, ctx: AppContext): void {
-  router.get('/exports', async (koa) => {
+  router.get('exports', '/exports', async (koa) => {
     const session = requireSession(koa);
     const custom = await listExportFormats(ctx, accountOf(session), { limit: MAX_EXPORT_FORMATS });
     render(koa, 'exports', {
@@ -29,7 +29,7 @@ export function exportRoutes(router: Router, ctx: AppContext): void {
   });
 
   // A download is a GET: it changes nothing, so it needs no CSRF token (SameSite=Lax still sends the cookie on a link).
-  router.get('/exports/download', async (koa) => {
+  router.get('exports.download', '/exports/download', async (koa) => {
     const session = requireSession(koa);
     const format = typeof koa.query.format === 'string' && koa.query.format !== '' ? koa.query.format : 'csv';
     const status = (APPLICATION_STATUSES as readonly string[]).includes(String(koa.query.status)) ? (koa.query.status as ApplicationStatus) : undefined;

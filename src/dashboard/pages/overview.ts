@@ -26,5 +26,7 @@ export async function overviewData(ctx: AppContext, session: ActiveSession) {
 }
 
 export function overviewRoutes(router: Router, ctx: AppContext): void {
-  router.get('/', async (koa) => render(koa, 'overview', await overviewData(ctx, requireSession(koa))));
+  // Registered by hand: a strict router would make the root of its prefix `/dashboard/`; the
+  // overview is `/dashboard` (a GET of `/dashboard/` is redirected there before routing: index.ts).
+  router.register('/', ['GET'], async (koa) => render(koa, 'overview', await overviewData(ctx, requireSession(koa))), { name: 'overview', strict: false });
 }

@@ -11,7 +11,7 @@ const FIELDS = ['amount', 'term', 'propertyValue', 'creditScore'] as const;
 
 export function quoteRoutes(router: Router, ctx: AppContext): void {
   // A GET form: nothing is stored, and the URL of a result can be kept or shared.
-  router.get('/quotes', async (koa) => {
+  router.get('quotes', '/quotes', async (koa) => {
     const session = requireSession(koa);
     const form = new URLSearchParams();
     const values: Record<string, string> = {};

@@ -43,7 +43,7 @@ function queryOf(filters: Record<string, string>, extra: Record<string, string> 
 }
 
 export function requestLogRoutes(router: Router, ctx: AppContext): void {
-  router.get('/request-logs', async (koa) => {
+  router.get('request-logs', '/request-logs', async (koa) => {
     const session = requireRoleFor(koa, 'listRequestLogs');
     const requestId = typeof koa.query.requestId === 'string' ? koa.query.requestId.trim() : '';
     if (requestId && REQUEST_ID.test(requestId)) return redirect(koa, `/dashboard/request-logs/${encodeURIComponent(requestId)}`);
@@ -78,7 +78,7 @@ export function requestLogRoutes(router: Router, ctx: AppContext): void {
     });
   });
 
-  router.get('/request-logs/:requestId', async (koa) => {
+  router.get('request-log', '/request-logs/:requestId', async (koa) => {
     const session = requireRoleFor(koa, 'getRequestLog');
     const entry = await getRequestLog(ctx, accountOf(session), koa.params.requestId!);
     render(koa, 'request-log', {

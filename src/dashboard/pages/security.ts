@@ -9,7 +9,7 @@ import type { AppContext } from '../../context.ts';
 import { isAppError } from '../../errors.ts';
 import { confirmEnrolment, disableMfa, regenerateRecoveryCodes, securityStatus, startEnrolment } from '../../services/mfa.ts';
 import type { SignInLimits } from '../../services/sessions.ts';
-import { actingAs, formErrors, formOf, redirect, requireSession } from '../page.ts';
+import { actingAs, formErrors, formOf, holdSession, redirect, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
 const DONE: Record<string, string> = {
@@ -37,17 +37,18 @@ function codeFailure(koa: Context, err: unknown, form: FormName): { failed: { fo
 }
 
 export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLimits): void {
-  router.get('/security', (koa) => securityPage(koa, ctx));
+  router.get('security', '/security', (koa) => securityPage(koa, ctx));
 
-  router.post('/security/enrol', async (koa) => {
+  router.post('security.enrol', '/security/enrol', async (koa) => {
     await startEnrolment(ctx, requireSession(koa));
     redirect(koa, '/dashboard/security#set-up');
   });
 
-  router.post('/security/enrol/confirm', async (koa) => {
+  router.post('security.enrol.confirm', '/security/enrol/confirm', async (koa) => {
     const session = requireSession(koa);
     try {
-      const codes = await confirmEnrolment(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      const { codes, session: renewed } = await confirmEnrolment(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      holdSession(koa, ctx, renewed);
       ctx.log.info({ userId: session.user.userId }, 'second factor enrolled in the dashboard');
       render(koa, 'recovery-codes', { title: 'Your recovery codes', nav: 'security', codes, enrolled: true });
     } catch (err) {
@@ -56,10 +57,11 @@ export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLi
     }
   });
 
-  router.post('/security/recovery-codes', async (koa) => {
+  router.post('security.recovery-codes', '/security/recovery-codes', async (koa) => {
     const session = requireSession(koa);
     try {
-      const codes = await regenerateRecoveryCodes(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      const { codes, session: renewed } = await regenerateRecoveryCodes(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      holdSession(koa, ctx, renewed);
       ctx.log.info({ userId: session.user.userId }, 'recovery codes regenerated in the dashboard');
       render(koa, 'recovery-codes', { title: 'Your new recovery codes', nav: 'security', codes, enrolled: false });
     } catch (err) {
@@ -68,10 +70,10 @@ export function securityRoutes(router: Router, ctx: AppContext, limits: SignInLi
     }
   });
 
-  router.post('/security/disable', async (koa) => {
+  router.post('security.disable', '/security/disable', async (koa) => {
     const session = requireSession(koa);
     try {
-      await disableMfa(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip);
+      holdSession(koa, ctx, await disableMfa(actingAs(ctx, koa, session), limits, session, formOf(koa).get('/code') ?? '', koa.request.ip));
       ctx.log.info({ userId: session.user.userId }, 'second factor turned off in the dashboard');
       redirect(koa, '/dashboard/security?done=disabled');
     } catch (err) {

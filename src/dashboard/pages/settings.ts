@@ -66,9 +66,9 @@ async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms 
 }
 
 export function settingsRoutes(router: Router, ctx: AppContext): void {
-  router.get('/settings', (koa) => settingsPage(koa, ctx));
+  router.get('settings', '/settings', (koa) => settingsPage(koa, ctx));
 
-  router.post('/settings/pricing', async (koa) => {
+  router.post('settings.pricing', '/settings/pricing', async (koa) => {
     const session = requireRoleFor(koa, 'updatePricing');
     const form = formOf(koa);
     const { body, fieldOf } = decodeForm<RateSheet>(form, requestSchema('updatePricing'));
@@ -85,7 +85,7 @@ export function settingsRoutes(router: Router, ctx: AppContext): void {
     }
   });
 
-  router.post('/settings/underwriting', async (koa) => {
+  router.post('settings.underwriting', '/settings/underwriting', async (koa) => {
     const session = requireRoleFor(koa, 'updateUnderwritingRules');
     const form = formOf(koa);
     const { body } = decodeForm<UnderwritingRules>(form, requestSchema('updateUnderwritingRules'));

@@ -39,9 +39,9 @@ async function teamPage(koa: Context, ctx: AppContext, extra: Record<string, unk
 }
 
 export function teamRoutes(router: Router, ctx: AppContext): void {
-  router.get('/team', (koa) => teamPage(koa, ctx));
+  router.get('team', '/team', (koa) => teamPage(koa, ctx));
 
-  router.post('/team/invitations', async (koa) => {
+  router.post('team.invite', '/team/invitations', async (koa) => {
     const session = requireSession(koa);
     const form = formOf(koa);
     try {
@@ -55,27 +55,27 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     }
   });
 
-  router.post('/team/invitations/:invitationId/withdraw', async (koa) => {
+  router.post('team.invitation.withdraw', '/team/invitations/:invitationId/withdraw', async (koa) => {
     const session = requireSession(koa);
     await revokeInvitation(actingAs(ctx, koa, session), session.user, koa.params.invitationId!);
     redirect(koa, '/dashboard/team?done=withdrawn');
   });
 
-  router.post('/team/users/:userId/role', async (koa) => {
+  router.post('team.role', '/team/users/:userId/role', async (koa) => {
     const session = requireSession(koa);
     await changeUserRole(actingAs(ctx, koa, session), session.user, koa.params.userId!, formOf(koa).get('/role') ?? '');
     redirect(koa, koa.params.userId === session.user.userId ? '/dashboard' : '/dashboard/team?done=role');
   });
 
   // Both ask for a fresh code first when the admin has a second factor (mfaGate.ts).
-  router.post('/team/users/:userId/mfa-reset', async (koa) => {
+  router.post('team.mfa-reset', '/team/users/:userId/mfa-reset', async (koa) => {
     const session = requireSession(koa);
     const user = await resetUserMfa(actingAs(ctx, koa, session), session.user, koa.params.userId!);
     ctx.log.info({ userId: session.user.userId, targetUserId: user.userId }, "a user's second factor reset in the dashboard");
     redirect(koa, '/dashboard/team?done=mfa-reset');
   });
 
-  router.post('/team/mfa-requirement', async (koa) => {
+  router.post('team.mfa-requirement', '/team/mfa-requirement', async (koa) => {
     const session = requireSession(koa);
     const wanted = formOf(koa).get('/required');
     if (wanted !== 'true' && wanted !== 'false') throw fail.validation('Choose whether two-step verification is required.', [{ pointer: '/required', message: 'must be true or false' }]);
@@ -84,7 +84,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     redirect(koa, `/dashboard/team?done=${wanted === 'true' ? 'mfa-required' : 'mfa-optional'}`);
   });
 
-  router.get('/team/users/:userId/remove', async (koa) => {
+  router.get('team.remove-confirm', '/team/users/:userId/remove', async (koa) => {
     const session = requireSession(koa);
     requireAdmin(session.user, 'remove users');
     const team = await getTeam(ctx, session.user.accountId);
@@ -93,7 +93,7 @@ export function teamRoutes(router: Router, ctx: AppContext): void {
     render(koa, 'team-remove', { title: 'Remove user', nav: 'team', member: user, self: user.userId === session.user.userId });
   });
 
-  router.post('/team/users/:userId/remove', async (koa) => {
+  router.post('team.remove', '/team/users/:userId/remove', async (koa) => {
     const session = requireSession(koa);
     await removeUser(actingAs(ctx, koa, session), session.user, koa.params.userId!);
     if (koa.params.userId === session.user.userId) {

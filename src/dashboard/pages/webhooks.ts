@@ -72,19 +72,19 @@ function newPage(koa: Context, extra: Record<string, unknown> = {}, status = 200
 }
 
 export function webhookRoutes(router: Router, ctx: AppContext): void {
-  router.get('/webhooks', async (koa) => {
+  router.get('webhooks', '/webhooks', async (koa) => {
     const session = requireSession(koa);
     const after = typeof koa.query.after === 'string' && isId('whk', koa.query.after) ? koa.query.after : undefined;
     const page = await listWebhooks(ctx, accountOf(session), { limit: 50, afterId: after });
     render(koa, 'webhooks', { title: 'Webhooks', nav: 'webhooks', webhooks: page.items, nextAfter: page.lastId, catalog: webhookEventCatalog() });
   });
 
-  router.get('/webhooks/new', async (koa) => {
+  router.get('webhooks.new', '/webhooks/new', async (koa) => {
     requireRoleFor(koa, 'createWebhook');
     newPage(koa);
   });
 
-  router.post('/webhooks', async (koa) => {
+  router.post('webhooks.create', '/webhooks', async (koa) => {
     const session = requireRoleFor(koa, 'createWebhook');
     const form = formOf(koa);
     const { body } = decodeForm<WebhookBody>(form, requestSchema('createWebhook'));
@@ -100,9 +100,9 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     }
   });
 
-  router.get('/webhooks/:webhookId', (koa) => detailPage(koa, ctx));
+  router.get('webhook', '/webhooks/:webhookId', (koa) => detailPage(koa, ctx));
 
-  router.post('/webhooks/:webhookId', async (koa) => {
+  router.post('webhooks.update', '/webhooks/:webhookId', async (koa) => {
     const session = requireRoleFor(koa, 'updateWebhook');
     const form = formOf(koa);
     const { body } = decodeForm<WebhookBody>(form, requestSchema('updateWebhook'));
@@ -118,21 +118,21 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     }
   });
 
-  router.post('/webhooks/:webhookId/enabled', async (koa) => {
+  router.post('webhooks.enabled', '/webhooks/:webhookId/enabled', async (koa) => {
     const session = requireRoleFor(koa, 'updateWebhook');
     const enabled = formOf(koa).get('/enabled') === 'true';
     await updateWebhook(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, { enabled });
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=${enabled ? 'enabled' : 'disabled'}`);
   });
 
-  router.post('/webhooks/:webhookId/rotate-secret', async (koa) => {
+  router.post('webhooks.rotate-secret', '/webhooks/:webhookId/rotate-secret', async (koa) => {
     const session = requireRoleFor(koa, 'rotateWebhookSecret');
     const { webhook, secret } = await rotateWebhookSecret(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!);
     ctx.log.info({ webhookId: webhook.webhookId, userId: session.user.userId }, 'webhook secret rotated in the dashboard');
     render(koa, 'webhook-secret', { title: 'Webhook secret rotated', nav: 'webhooks', webhook, secret, rotated: true });
   });
 
-  router.post('/webhooks/:webhookId/test', async (koa) => {
+  router.post('webhooks.test', '/webhooks/:webhookId/test', async (koa) => {
     const session = requireRoleFor(koa, 'sendTestWebhookEvent');
     const event = formOf(koa).get('/event') ?? '';
     checkContract('sendTestWebhookEvent', { event });
@@ -140,7 +140,7 @@ export function webhookRoutes(router: Router, ctx: AppContext): void {
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=test-sent`);
   });
 
-  router.post('/webhooks/:webhookId/deliveries/:eventId/retry', async (koa) => {
+  router.post('webhooks.retry', '/webhooks/:webhookId/deliveries/:eventId/retry', async (koa) => {
     const session = requireRoleFor(koa, 'retryWebhookDelivery');
     await retryDelivery(actingAs(ctx, koa, session), accountOf(session), koa.params.webhookId!, koa.params.eventId!);
     redirect(koa, `/dashboard/webhooks/${koa.params.webhookId}?done=retried`);
