@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
  */
 const POSTGRES_ONLY = ['test/postgres/**/*.test.ts'];
 /** API tests of the sql.js data directory itself (its files, disk, lock and admin socket): nothing of theirs exists on PostgreSQL. */
-const SQLJS_DATA_DIR_ONLY = ['test/api/fullDisk.test.ts', 'test/api/dataDirDamage.test.ts', 'test/api/adminSocket.test.ts', 'test/api/backup.test.ts', 'test/api/backupVerify.test.ts'];
+const SQLJS_DATA_DIR_ONLY = ['test/api/archive.test.ts', 'test/api/fullDisk.test.ts', 'test/api/dataDirDamage.test.ts', 'test/api/adminSocket.test.ts', 'test/api/backup.test.ts', 'test/api/backupVerify.test.ts'];
 
 export default defineConfig({
   test: {
