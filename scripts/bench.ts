@@ -32,6 +32,8 @@ const MODULES = [
   'telemetry',
   // request logs: POST /v1/quotes with logging on vs off
   'requestLogs',
+  // the continuous archive of the embedded store: its cost on POST /v1/quotes and its recovery point
+  'archive',
   // PostgreSQL engine: quotes, account, export beside sql.js, one vs two instances (issue 30)
   'postgres',
 ];

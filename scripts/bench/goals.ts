@@ -29,6 +29,9 @@ export const GOALS = [
   'POST /v1/quotes with metrics and tracing on, 100 % sampled, vs both off',
   // request logs (issue 28)
   'POST /v1/quotes with request logging on vs off',
+  // the continuous archive (issue 42): scripts/bench/archive.ts
+  'POST /v1/quotes with the continuous archive on vs off',
+  'continuous archive: acknowledgement to archive, p99',
   // PostgreSQL (issue 30): scripts/bench/postgres.ts and soak.ts
   'PostgreSQL: POST /v1/quotes vs sql.js, same run',
   'PostgreSQL: GET /v1/account vs sql.js, same run',
