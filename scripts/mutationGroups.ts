@@ -97,6 +97,11 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'test/api/auditChain.test.ts',
     ],
   },
+  // The embedded store's continuous archive: its files, the plans made from their names, the archiver and the restore.
+  archive: {
+    mutate: ['src/store/sqljs/archive/archiveFile.ts', 'src/store/sqljs/archive/archivePlan.ts', 'src/store/sqljs/archive/archiver.ts', 'src/store/sqljs/archive/restoreArchive.ts'],
+    testFiles: ['test/unit/store/sqljs/archive.test.ts'],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],
