@@ -253,7 +253,7 @@ function archiveGauges(archive: NonNullable<MetricSources['archive']>, registers
         if (value !== null) this.set(value);
       },
     });
-  gauge('mos_archive_last_success_timestamp_seconds', 'sql.js with ARCHIVE_DIR: when a file was last written to the archive (Unix seconds); absent until the first.', (a) =>
+  gauge('mos_archive_last_success_timestamp_seconds', 'sql.js with ARCHIVE_DIR: when a file was last written to the archive (Unix seconds); 0 until the first, so an alert on its age fires.', (a) =>
     a.lastSuccessMs === null ? null : a.lastSuccessMs / 1000,
   );
   gauge('mos_archive_lag_bytes', 'sql.js with ARCHIVE_DIR: journal bytes acknowledged but not yet in the archive.', (a) => a.lagBytes);

@@ -25,6 +25,21 @@ describe('Metrics', () => {
     expect(queries).toBe(1);
   });
 
+  it('reports the continuous archive: failing, its lag, and when it last wrote (0 before the first)', async () => {
+    let status = { state: 'failing' as 'ok' | 'failing' | 'refused', lastSuccessMs: null as number | null, lagBytes: 4096, lagSeconds: 2.5 };
+    const metrics = new Metrics({ archive: () => status, now: () => 0 });
+    let text = await metrics.registry.metrics();
+    expect(text).toContain('\nmos_archive_failing 1\n');
+    expect(text).toContain('\nmos_archive_lag_bytes 4096\n');
+    expect(text).toContain('\nmos_archive_lag_seconds 2.5\n');
+    expect(text).toContain('\nmos_archive_last_success_timestamp_seconds 0\n'); // never: an alert on its age fires
+    status = { state: 'ok', lastSuccessMs: 1_765_000_000_500, lagBytes: 0, lagSeconds: 0 };
+    text = await metrics.registry.metrics();
+    expect(text).toContain('\nmos_archive_failing 0\n');
+    expect(text).toContain('\nmos_archive_last_success_timestamp_seconds 1765000000.5\n');
+    expect(new Metrics({ now: () => 0 }).registry.metrics()).resolves.not.toContain('mos_archive_');
+  });
+
   it('still answers the scrape when the outbox cannot be read', async () => {
     const metrics = new Metrics({ outboxBacklog: () => Promise.reject(new Error('the database is unreachable')), now: () => 0 });
     metrics.webhookDeliveries.inc({ outcome: 'delivered' });
