@@ -21,6 +21,7 @@ async function exported(): Promise<Map<string, Set<string>>> {
     storageState: () => 'ok',
     databaseBytes: () => 0,
     pool: () => ({ total: 1, idle: 1, waiting: 0 }),
+    archive: () => ({ state: 'ok', lastSuccessMs: null, lagBytes: 0, lagSeconds: 0 }),
     now: () => Date.now(),
   });
   const names = new Map<string, Set<string>>();
