@@ -23,7 +23,7 @@ const MAX_HEADER_BYTES = 1024 * 1024;
 /** When each batch of a segment was made durable (and so acknowledged): the last LSN of the batch and the time, in ms since the epoch. */
 export type AckMark = [lsn: number, atMs: number];
 
-interface SegmentHeader {
+export interface SegmentHeader {
   kind: 'segment';
   /** First and last LSN of the records in the body. */
   fromLsn: number;

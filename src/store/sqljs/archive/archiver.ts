@@ -20,11 +20,13 @@
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { naming, syncDir, writeFileDurable } from '../../core/files.ts';
-import { encodeArchiveFile, type AckMark, type ArchiveHeader } from './archiveFile.ts';
+import { encodeArchiveFile, type AckMark, type ArchiveHeader, type SegmentHeader } from './archiveFile.ts';
 import { PARTIAL_SUFFIX, documentName, lastArchivedLsn, listArchive, retentionPlan, segmentName, snapshotName } from './archivePlan.ts';
 
 /** Segments held in memory while the archive cannot be written; past this they are dropped for a fresh snapshot. */
 const PENDING_LIMIT_BYTES = 64 * 1024 * 1024;
+/** The most journal bytes one coalesced segment file holds. */
+const COALESCE_LIMIT_BYTES = 16 * 1024 * 1024;
 /** A failed write is tried again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 30_000;
@@ -260,6 +262,7 @@ export class Archiver {
   private async writeLoop(): Promise<void> {
     try {
       while (this.queue.length > 0 && !this.closed) {
+        this.coalesceHead();
         const file = this.queue[0]!;
         try {
           await this.write(file);
@@ -274,6 +277,39 @@ export class Archiver {
       this.writing = null;
     }
     if (this.lastRetentionMs + RETENTION_EVERY_MS <= this.now()) await this.applyRetention();
+  }
+
+  /**
+   * Segments that queued up behind a slow write (a disk whose fsyncs take seconds under load) go
+   * out as one file, as the journal's group commit does: one write and two fsyncs however many
+   * there are, so a backlog shrinks instead of growing by a file per cut. Only a run that continues
+   * one numbering (a replay could not start inside a merged file) and up to COALESCE_LIMIT_BYTES.
+   */
+  private coalesceHead(): void {
+    const head = this.queue[0]!;
+    if (head.header.kind !== 'segment' || !Array.isArray(head.body)) return;
+    let end = 1;
+    let bytes = head.bytes;
+    for (; end < this.queue.length; end++) {
+      const next = this.queue[end]!;
+      const previous = this.queue[end - 1]!.header;
+      if (next.header.kind !== 'segment' || next.header.startsNumbering || previous.kind !== 'segment' || next.header.fromLsn !== previous.toLsn + 1) break;
+      if (bytes + next.bytes > COALESCE_LIMIT_BYTES) break;
+      bytes += next.bytes;
+    }
+    if (end === 1) return;
+    const run = this.queue.slice(0, end);
+    const headers = run.map((f) => f.header as SegmentHeader);
+    const acks = headers.flatMap((h) => h.acks);
+    const merged: PendingFile = {
+      name: segmentName(headers[0]!.fromLsn, headers.at(-1)!.toLsn, acks.at(-1)![1]),
+      header: { kind: 'segment', fromLsn: headers[0]!.fromLsn, toLsn: headers.at(-1)!.toLsn, startsNumbering: headers[0]!.startsNumbering, acks },
+      body: run.flatMap((f) => f.body as readonly Buffer[]),
+      toLsn: headers.at(-1)!.toLsn,
+      bytes,
+      oldestAckMs: head.oldestAckMs,
+    };
+    this.queue.splice(0, end, merged);
   }
 
   private async write(file: PendingFile): Promise<void> {

@@ -174,13 +174,20 @@ describe('an archive that cannot be written, or has a hole, or is another store\
       // The archive's mount goes away: a file where the directory was (root ignores modes, not this).
       await rename(archiveDir, `${archiveDir}.away`);
       await writeFile(archiveDir, 'not a directory');
-      await writeRows(store, 20, 'during', written);
+      const lsnBefore = store.stats().lsn;
+      await writeRows(store, 10, 'during', written);
+      await new Promise((r) => setTimeout(r, 40)); // two cuts at least: the second half is a segment of its own
+      await writeRows(store, 10, 'during-2', written);
+      const lsnDuring = store.stats().lsn;
       await eventually(() => store.archiveStatus()!.state === 'failing');
       expect(store.archiveStatus()!.lagBytes).toBeGreaterThan(0);
       await writeRows(store, 5, 'still-serving', written);
       await rm(archiveDir);
       await rename(`${archiveDir}.away`, archiveDir);
       await eventually(() => store.archiveStatus()!.state === 'ok' && store.archiveStatus()!.archivedLsn === store.stats().lsn, 20_000);
+      // The segments that queued up went out as one file (one write and two fsyncs, not one per cut).
+      const after = listArchive(await readdir(archiveDir)).segments.find((seg) => seg.fromLsn === lsnBefore + 1)!;
+      expect(after.toLsn).toBeGreaterThanOrEqual(lsnDuring);
       const into = join(await dirs.make('r-away'), 'data');
       await restoreFromArchive(archiveDir, into);
       expect(await restoredRows(into)).toEqual(written.map((w) => w.v));
