@@ -19,8 +19,8 @@ export function movedAnchor(sealer: SecretSealer, accountId: string, kind: Ancho
   return { mac: anchorMac(sealer.purposeKey(KEY_PURPOSES.auditAnchor)!, accountId, kind, next, brokenAt), brokenAt };
 }
 
-interface AnchorRow {
-  account_id: string;
+/** A chain's row as read: its head, its pruning anchor, and the MACs over both (auditEvents.ts); with its account, an AnchorRow. */
+export interface ChainRow {
   last_seq: number;
   last_hash: string;
   head_mac: string | null;
@@ -29,6 +29,10 @@ interface AnchorRow {
   pruned_hash: string;
   pruned_mac: string | null;
   pruned_broken_at: number | null;
+}
+
+interface AnchorRow extends ChainRow {
+  account_id: string;
 }
 
 const RECORDS = [

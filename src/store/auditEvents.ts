@@ -6,7 +6,7 @@
  */
 import type { AnchorRecord } from '../domain/audit/anchors.ts';
 import { GENESIS_HASH, type AuditEntry } from '../domain/audit/chain.ts';
-import { movedAnchor } from './auditAnchors.ts';
+import { movedAnchor, type ChainRow } from './auditAnchors.ts';
 import { filteredPage, type Page, type PageRequest } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 
@@ -16,16 +16,6 @@ export interface ChainState {
   anchor: AnchorRecord;
 }
 
-interface ChainRow {
-  last_seq: number;
-  last_hash: string;
-  head_mac: string | null;
-  head_broken_at: number | null;
-  pruned_seq: number;
-  pruned_hash: string;
-  pruned_mac: string | null;
-  pruned_broken_at: number | null;
-}
 
 const CHAIN_COLUMNS = 'last_seq, last_hash, head_mac, head_broken_at, pruned_seq, pruned_hash, pruned_mac, pruned_broken_at';
 

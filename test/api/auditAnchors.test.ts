@@ -15,8 +15,9 @@ import { openStore, type OpenedStore } from '../../src/store/open.ts';
 import { onPostgres, testDatabase, type TempDatabase } from '../helpers/engine.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createAccountWithCli, runAdmin, tempDataDir } from '../helpers/server.ts';
-import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { startTestApp, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
+import { someChanges } from '../helpers/auditChanges.ts';
 
 const DAY = 24 * 3_600_000;
 const clock = manualClock(Date.parse('2026-11-21T18:30:00.000Z'));
@@ -27,13 +28,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-async function someChanges(account: TestAccount, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    clock.advance(1_000);
-    const { response } = await account.client.POST('/v1/api-keys', { body: { name: `Key ${i}`, role: 'member' } });
-    expect(response.status).toBe(201);
-  }
-}
 
 type Entry = { seq: number; id: string; hash: string };
 
@@ -49,7 +43,7 @@ function verify(accountId?: string) {
 describe('a writer of the database who also moves the head or the pruning anchor', () => {
   it('deletes the newest entry and moves the head to the one before: verify names the head as moved, and the next append does not hide it', async () => {
     const account = await app.newAccount('Head Moved Lending');
-    await someChanges(account, 2);
+    await someChanges(account, clock, 2);
     const entries = await chainOf(app.ctx.store, account.accountId);
     const [before, newest] = entries.slice(-2) as [Entry, Entry];
     await app.ctx.store.transaction(async (tx) => {
@@ -63,7 +57,7 @@ describe('a writer of the database who also moves the head or the pruning anchor
     await expect(verify()).rejects.toThrow(/its head .*moved in the database/);
 
     // The service appends after the moved head: the chain holds again, but the head's new MAC keeps the move.
-    await someChanges(account, 1);
+    await someChanges(account, clock, 1);
     await expect(verify(account.accountId)).rejects.toThrow(
       new RegExp(`its head \\(#${before.seq + 1}\\): had been moved in the database when it stood at #${before.seq}`),
     );
@@ -71,7 +65,7 @@ describe('a writer of the database who also moves the head or the pruning anchor
 
   it('deletes the oldest two entries and moves the pruning anchor to match: verify names the pruning anchor as moved, and retention does not hide it', async () => {
     const account = await app.newAccount('Anchor Moved Lending');
-    await someChanges(account, 2);
+    await someChanges(account, clock, 2);
     const [, second] = (await chainOf(app.ctx.store, account.accountId)) as [Entry, Entry];
     await app.ctx.store.transaction(async (tx) => {
       await tx.run('DELETE FROM audit_events WHERE account_id = ? AND seq <= ?', [account.accountId, second.seq]);
@@ -84,7 +78,7 @@ describe('a writer of the database who also moves the head or the pruning anchor
 
     // Retention later moves the anchor past what is kept: the new MAC keeps the earlier move.
     clock.advance((app.ctx.config.auditRetentionDays + 1) * DAY);
-    await someChanges(account, 1);
+    await someChanges(account, clock, 1);
     await pruneExpiredAuditEvents(app.ctx);
     await expect(verify(account.accountId)).rejects.toThrow(/its pruning anchor \(#\d+\): had been moved in the database when it stood at #2/);
   });

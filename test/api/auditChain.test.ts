@@ -12,8 +12,9 @@ import { openStore } from '../../src/store/open.ts';
 import { dialectOf } from '../../src/store/store.ts';
 import { onPostgres, testDatabase } from '../helpers/engine.ts';
 import { createAccountWithCli, runAdmin, tempDataDir } from '../helpers/server.ts';
-import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { startTestApp, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
+import { someChanges } from '../helpers/auditChanges.ts';
 
 const DAY = 24 * 3_600_000;
 const clock = manualClock(Date.parse('2026-11-21T18:30:00.000Z'));
@@ -24,14 +25,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-/** A few changes on the account's live chain, a second apart. */
-async function someChanges(account: TestAccount, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    clock.advance(1_000);
-    const { response } = await account.client.POST('/v1/api-keys', { body: { name: `Key ${i}`, role: 'member' } });
-    expect(response.status).toBe(201);
-  }
-}
 
 /** The account's live entries in chain order: [seq, id]. */
 async function chainOf(accountId: string): Promise<Array<{ seq: number; id: string }>> {
@@ -52,7 +45,7 @@ function verify(accountId?: string) {
 describe('audit verify', () => {
   it('passes intact chains, live and test, and counts their entries', async () => {
     const account = await app.newAccount('Intact Lending');
-    await someChanges(account, 3);
+    await someChanges(account, clock, 3);
     await account.test.POST('/v1/api-keys', { body: { name: 'Test key', role: 'member' } });
     // account.created, the member key of newAccount, three keys; one test key.
     expect(await verify(account.accountId)).toEqual({ ok: true, chains: 2, entriesChecked: 6 });
@@ -67,7 +60,7 @@ describe('audit verify', () => {
 
   it('names an entry whose content was changed in the database', async () => {
     const account = await app.newAccount('Changed Lending');
-    await someChanges(account, 3);
+    await someChanges(account, clock, 3);
     const [, , third] = await chainOf(account.accountId);
     await dropAppendOnlyTrigger();
     await app.ctx.store.transaction((tx) => tx.run("UPDATE audit_events SET actor_name = 'Someone else' WHERE id = ?", [third!.id]));
@@ -80,13 +73,13 @@ describe('audit verify', () => {
 
   it('names the entry after one deleted from the database as missing its predecessor, and a deleted newest entry', async () => {
     const account = await app.newAccount('Deleted Lending');
-    await someChanges(account, 4);
+    await someChanges(account, clock, 4);
     const entries = await chainOf(account.accountId);
     await app.ctx.store.transaction((tx) => tx.run('DELETE FROM audit_events WHERE id = ?', [entries[2]!.id]));
     await expect(verify(account.accountId)).rejects.toThrow(new RegExp(`entry ${entries[3]!.id} \\(#4\\): missing predecessor`));
 
     const newest = await app.newAccount('Newest Deleted');
-    await someChanges(newest, 1);
+    await someChanges(newest, clock, 1);
     const last = (await chainOf(newest.accountId)).at(-1)!;
     await app.ctx.store.transaction((tx) => tx.run('DELETE FROM audit_events WHERE id = ?', [last.id]));
     await expect(verify(newest.accountId)).rejects.toThrow(/the newest entry \(#3\) is missing/);
@@ -96,10 +89,10 @@ describe('audit verify', () => {
 describe('retention', () => {
   it('deletes entries past AUDIT_RETENTION_DAYS, oldest first, and the rest still verifies from the anchor', async () => {
     const account = await app.newAccount('Kept Lending');
-    await someChanges(account, 2);
+    await someChanges(account, clock, 2);
     const old = await chainOf(account.accountId);
     clock.advance((app.ctx.config.auditRetentionDays + 1) * DAY);
-    await someChanges(account, 2);
+    await someChanges(account, clock, 2);
     expect(await pruneExpiredAuditEvents(app.ctx)).toBeGreaterThanOrEqual(old.length);
     const kept = await chainOf(account.accountId);
     expect(kept.map((e) => e.seq)).toEqual([old.length + 1, old.length + 2]);
