@@ -30,14 +30,14 @@ import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { SqlExecutor, SqlParams, SqlValue, Store, StoreObserver, Tx } from '../store.ts';
-import { ensureDatabase, withUser } from './database.ts';
+import { ensureDatabase } from './database.ts';
+import { connectionTargets } from './connections.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
 import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { CopyOutPool, type CopiedText } from './copyOut.ts';
 import { cursorBatches, type CursorHost } from './cursor.ts';
-import { pgTypes } from './sql.ts';
 import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 import { runAutocommit, type AutocommitEngine } from './autocommit.ts';
 import { InsertGroups, type GroupCommitStats } from './groupCommit.ts';
@@ -49,6 +49,10 @@ type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export interface PgStoreOptions {
   /** postgres://user@host:port/database */
   url: string;
+  /** `transaction` when `url` goes through a pooler in transaction mode (DATABASE_POOLER); see ./connections.ts. */
+  pooler?: 'transaction' | null;
+  /** A direct URL of the same database for what needs a session (DATABASE_SESSION_URL); required with the pooler. */
+  sessionUrl?: string | null;
   /** Connections in the pool (DATABASE_POOL_MAX). */
   poolMax?: number;
   /** Parallel workers a CSV export's COPY may add (DATABASE_EXPORT_WORKERS, default 1). */
@@ -107,6 +111,8 @@ class PgEngine implements PgStore {
   readonly dialect = 'postgres' as const;
   readonly sharedByInstances = true as const;
   private readonly pool: pg.Pool;
+  /** Connections that hold a session (migrations, cursors): direct when a pooler fronts `pool`, else `pool` itself. */
+  private readonly sessionPool: pg.Pool;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
   private writes = 0;
   private readonly sender: StatementSender;
@@ -121,19 +127,16 @@ class PgEngine implements PgStore {
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
-    this.sender = new StatementSender(options.sealer);
+    const targets = connectionTargets(options);
+    // Named prepared statements are a session's: through a transaction pooler they would meet other clients.
+    this.sender = new StatementSender(options.sealer, !targets.transactionPooler);
     this.keyFile = options.keyFile ?? null;
     const connect = () => this.connect();
     this.autocommitEngine = { sender: this.sender, groups: new InsertGroups(this.sender, connect), sealer: this.sealer, connect };
-    const config: pg.ClientConfig = {
-      connectionString: withUser(options.url),
-      application_name: options.applicationName ?? 'mortgage-origination',
-      // UTC sessions: timestamptz comes back in the form src/store/postgres/sql.ts rewrites fastest.
-      options: '-c TimeZone=UTC',
-      types: pgTypes,
-    };
     // Pipeline mode: a statement is written as soon as it is asked for, so BEGIN can share a packet with the first one.
-    this.pool = new pg.Pool({ ...config, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ ...targets.pooled, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    this.sessionPool = targets.transactionPooler ? new pg.Pool({ ...targets.session, pipeline: true, max: 2, idleTimeoutMillis: 30_000 }) : this.pool;
+    const config = targets.session;
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
@@ -145,6 +148,7 @@ class PgEngine implements PgStore {
     );
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
+    if (this.sessionPool !== this.pool) this.sessionPool.on('error', (err) => this.log('warn', 'idle session connection failed', { err: err.message }));
   }
 
   /** The memo for a unit (MEMO_CHANNEL is listened on once a row is first offered to it). */
@@ -160,10 +164,10 @@ class PgEngine implements PgStore {
   private reachable = true;
   private probing = false;
 
-  private async connect(): Promise<pg.PoolClient> {
+  private async connect(pool: pg.Pool = this.pool): Promise<pg.PoolClient> {
     const started = this.observer ? performance.now() : 0;
     try {
-      const client = await this.pool.connect();
+      const client = await pool.connect();
       this.observer?.phase('postgres', 'pool_wait', (performance.now() - started) / 1000);
       this.reachable = true;
       this.guardWhileLent(client);
@@ -297,7 +301,8 @@ class PgEngine implements PgStore {
   }
 
   private readonly cursorHost: CursorHost = {
-    connect: () => this.connect(),
+    // A cursor lives as long as its reader: on a session of its own, never a pooler's shared server connection.
+    connect: () => this.connect(this.sessionPool),
     failure: (err) => this.failure(err),
   };
 
@@ -350,7 +355,7 @@ class PgEngine implements PgStore {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.notifications.close();
-      await Promise.all([this.pool.end(), this.copies.end()]);
+      await Promise.all([this.pool.end(), this.copies.end(), this.sessionPool === this.pool ? null : this.sessionPool.end()]);
       this.log('info', 'store closed', { writes: this.writes });
     })();
     return this.closing;
@@ -359,13 +364,14 @@ class PgEngine implements PgStore {
   // ---- opening -------------------------------------------------------------------------
 
   migrate(migrationsDir: string): Promise<void> {
-    return applyMigrationsLocked(() => this.connect(), migrationsDir, this.log);
+    // The advisory lock is the session's: taken and released on one direct connection.
+    return applyMigrationsLocked(() => this.connect(this.sessionPool), migrationsDir, this.log);
   }
 }
 
 /** Connects, migrates and returns the store; throws (with nothing left open) when the database cannot be used. */
 export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
-  await ensureDatabase(options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
+  await ensureDatabase(options.sessionUrl && options.pooler === 'transaction' ? options.sessionUrl : options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
   const engine = new PgEngine(options);
   try {
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
