@@ -24,6 +24,9 @@
  *   advisory lock, so instances starting together migrate once (schemaMigrations.ts).
  * - the sealing key: an instance whose keyring cannot open the secrets another sealed is refused
  *   at open (./secretsKey.ts).
+ * - behind a pooler in transaction mode (DATABASE_POOLER): unnamed statements, no session options,
+ *   and what needs a session on DATABASE_SESSION_URL (./connections.ts).
+ * - replicas (DATABASE_REPLICA_URLS): forReplicaReads() routes a request's reads (./replicas.ts, ./replicaReads.ts).
  */
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -40,66 +43,14 @@ import { CopyOutPool, type CopiedText } from './copyOut.ts';
 import { cursorBatches, type CursorHost } from './cursor.ts';
 import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 import { runAutocommit, type AutocommitEngine } from './autocommit.ts';
-import { InsertGroups, type GroupCommitStats } from './groupCommit.ts';
+import { InsertGroups } from './groupCommit.ts';
+import { ReplicaSet } from './replicas.ts';
+import { ReplicaReads } from './replicaReads.ts';
 
 export { redactDatabaseUrl } from './database.ts';
+export type { PgStore, PgStoreOptions } from './pgTypes.ts';
+import type { LogLevel, PgStore, PgStoreOptions, PgStoreStats } from './pgTypes.ts';
 
-type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-export interface PgStoreOptions {
-  /** postgres://user@host:port/database */
-  url: string;
-  /** `transaction` when `url` goes through a pooler in transaction mode (DATABASE_POOLER); see ./connections.ts. */
-  pooler?: 'transaction' | null;
-  /** A direct URL of the same database for what needs a session (DATABASE_SESSION_URL); required with the pooler. */
-  sessionUrl?: string | null;
-  /** Connections in the pool (DATABASE_POOL_MAX). */
-  poolMax?: number;
-  /** Parallel workers a CSV export's COPY may add (DATABASE_EXPORT_WORKERS, default 1). */
-  exportWorkers?: number;
-  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/migrations/postgres`. */
-  migrationsDir?: string;
-  /** Shown in pg_stat_activity. */
-  applicationName?: string;
-  onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
-  /**
-   * Seals secret columns (webhook signing secrets, bank partner credentials). Every instance on one
-   * database must hold the same key (SECRETS_KEY), or it cannot open what another sealed: the store
-   * refuses to open when it cannot (see ./secretsKey.ts).
-   */
-  sealer: SecretKeyring;
-  /** Where the sealing key came from ("SECRETS_KEY", "the key file …"), for the message of a refusal. */
-  sealerOrigin?: string;
-  /** The key file the sealing key was read from; null (the default) when it came from SECRETS_KEY. */
-  keyFile?: string | null;
-}
-
-interface PgStoreStats {
-  /** Write transactions committed by this process (the counterpart of the sql.js LSN: tests check "nothing was written"). */
-  lsn: number;
-  /** Connections open / idle / waited for. */
-  pool: { total: number; idle: number; waiting: number };
-  /** Statements sent (BEGIN and COMMIT included), and the waits for an answer they cost: two statements written together are one wait. */
-  statements: number;
-  roundTrips: number;
-  /** Autocommit INSERTs that shared a statement (./groupCommit.ts). */
-  groupCommit: GroupCommitStats;
-}
-
-export interface PgStore extends Store {
-  readonly dialect: 'postgres';
-  readonly sharedByInstances: true;
-  stats(): PgStoreStats;
-  /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
-  checkpoint(): Promise<void>;
-  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]>;
-  copyText(select: string): AsyncGenerator<CopiedText>;
-  listen(channel: string, listener: () => void): () => void;
-  /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
-  secretsStatus(): Promise<SharedSecretsStatus>;
-  /** The operator's `secrets rotate-key`: refused, with the procedure (the key is every instance's: see ./secretsKey.ts). */
-  rotateSecretsKey(): Promise<never>;
-}
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/postgres/', import.meta.url));
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -124,6 +75,8 @@ class PgEngine implements PgStore {
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
   private readonly autocommitEngine: AutocommitEngine;
+  readonly replicaSet: ReplicaSet | null;
+  private readonly replicaReads: ReplicaReads | null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
@@ -148,6 +101,29 @@ class PgEngine implements PgStore {
     );
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
+    this.replicaSet = null;
+    this.replicaReads = null;
+    if (options.replicas && options.replicas.urls.length > 0) {
+      const set = new ReplicaSet(
+        { ...options.replicas, poolMax: options.poolMax ?? 10, applicationName: options.applicationName ?? 'mortgage-origination' },
+        async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn,
+        this.log,
+      );
+      const engine = this;
+      this.replicaSet = set;
+      this.replicaReads = new ReplicaReads(set, {
+        read: (fn) => this.read(fn),
+        cursor: (sql, params, batchSize) => this.cursor(sql, params, batchSize),
+        copyText: (select) => this.copyText(select),
+        sender: this.sender,
+        get observer() {
+          return engine.observer;
+        },
+        memoView: () => this.memoView(true),
+        exportWorkers: options.exportWorkers ?? 1,
+        log: this.log,
+      });
+    }
     if (this.sessionPool !== this.pool) this.sessionPool.on('error', (err) => this.log('warn', 'idle session connection failed', { err: err.message }));
   }
 
@@ -319,6 +295,14 @@ class PgEngine implements PgStore {
     return this.notifications.listen(channel, listener);
   }
 
+  forReplicaReads(client: string): Store {
+    return this.replicaReads ? this.replicaReads.view<Store>(this, client) : this;
+  }
+
+  clientWrote(client: string): void {
+    this.replicaSet?.wrote(client);
+  }
+
   isOpen(): boolean {
     if (!this.reachable && !this.probing && !this.closing) {
       // Asked while the database was unreachable: look again in the background for the next ask.
@@ -345,6 +329,7 @@ class PgEngine implements PgStore {
       statements: this.sender.statements,
       roundTrips: this.sender.roundTrips,
       groupCommit: { ...this.autocommitEngine.groups.stats },
+      replicas: this.replicaSet && { replicas: this.replicaSet.status(), readYourWrites: this.replicaSet.primaryReads, fallbacks: this.replicaSet.fallbacks },
     };
   }
 
@@ -355,6 +340,8 @@ class PgEngine implements PgStore {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.notifications.close();
+      await this.replicaSet?.close();
+      await this.replicaReads?.close();
       await Promise.all([this.pool.end(), this.copies.end(), this.sessionPool === this.pool ? null : this.sessionPool.end()]);
       this.log('info', 'store closed', { writes: this.writes });
     })();
@@ -381,6 +368,10 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
       options.onLog?.('info', 'secrets sealed under this instance\'s key', { engine: 'postgres', ...sealed });
     }
     if (anchors.anchored + anchors.reanchored > 0) options.onLog?.('info', 'audit chain anchors made under this instance\'s key', { engine: 'postgres', ...anchors });
+    if (engine.replicaSet) {
+      const { system } = (await engine.read((db) => db.get<{ system: string }>('SELECT system_identifier::text AS system FROM pg_control_system()')))!;
+      await engine.replicaSet.start(system);
+    }
     if (anchors.foundMoved + anchors.unverifiable > 0) {
       options.onLog?.('warn', 'audit chain anchors found moved in the database, or made under a key not held: run audit verify', { engine: 'postgres', ...anchors });
     }

@@ -21,6 +21,7 @@ async function exported(): Promise<Map<string, Set<string>>> {
     storageState: () => 'ok',
     databaseBytes: () => 0,
     pool: () => ({ total: 1, idle: 1, waiting: 0 }),
+    replicas: () => ({ replicas: [{ name: 'replica1', usable: true, lagSeconds: 0, reads: 1 }], readYourWrites: 0, fallbacks: 0 }),
     now: () => Date.now(),
   });
   const names = new Map<string, Set<string>>();
