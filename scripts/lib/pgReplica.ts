@@ -5,7 +5,8 @@
  *
  *   initdb (trust, a `replication` line in pg_hba.conf) → pg_ctl start → pg_basebackup -R -X stream → pg_ctl start
  *
- * Durability is off on both (fsync, full_page_writes): they live as long as a test.
+ * Durability is off on both (fsync, full_page_writes) unless `durable` (benchmarks, where the
+ * cost of a WAL flush is part of what is measured): they live as long as a test.
  */
 import { execFile } from 'node:child_process';
 import { appendFile, chown, mkdtemp, rm } from 'node:fs/promises';
@@ -46,7 +47,7 @@ async function postgresUser(): Promise<Owner | null> {
   return { uid, gid };
 }
 
-export async function startPrivateReplication(): Promise<PrivateReplication> {
+export async function startPrivateReplication(options: { durable?: boolean } = {}): Promise<PrivateReplication> {
   const owner = await postgresUser();
   const root = await mkdtemp(path.join(os.tmpdir(), 'mos-replication-'));
   if (owner) await chown(root, owner.uid, owner.gid);
@@ -58,7 +59,15 @@ export async function startPrivateReplication(): Promise<PrivateReplication> {
   const pgCtl = (dir: string, ...args: string[]) => as('pg_ctl', ['-D', dir, '-l', path.join(root, `${path.basename(dir)}.log`), ...args]);
   const stopDir = (dir: string) => pgCtl(dir, '-m', 'immediate', '-w', 'stop').catch(() => {});
   const settings = (port: number) =>
-    [`port = ${port}`, "listen_addresses = '127.0.0.1'", `unix_socket_directories = '${root}'`, 'fsync = off', 'full_page_writes = off', 'shared_buffers = 32MB', 'wal_level = replica', 'hot_standby = on', ''].join('\n');
+    [
+      `port = ${port}`,
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${root}'`,
+      ...(options.durable ? ['shared_buffers = 128MB'] : ['fsync = off', 'full_page_writes = off', 'shared_buffers = 32MB']),
+      'wal_level = replica',
+      'hot_standby = on',
+      '',
+    ].join('\n');
   const url = (port: number, database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   const client = async <T>(port: number, database: string, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
     const c = new pg.Client({ connectionString: url(port, database) });
