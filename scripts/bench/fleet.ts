@@ -39,6 +39,8 @@ const WARMUP_SECONDS = Math.max(0, Number(process.env.FLEET_WARMUP_SECONDS ?? 20
 const INSTANCES = Math.max(2, Number(process.env.FLEET_INSTANCES ?? 8));
 const WORKERS = Math.max(2, Number(process.env.FLEET_WORKERS ?? 32));
 const POOL_SIZE = Math.max(1, Number(process.env.FLEET_POOL_SIZE ?? 24));
+/** FLEET_REPLICA=0: the fleet without the replica, to tell the pooler's cost from the replica's. */
+const WITH_REPLICA = process.env.FLEET_REPLICA !== '0';
 const MAX_SERVER_CONNECTIONS = 40;
 const PDF = new Uint8Array(Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(4096 - 9, 0x20)]));
 const APPROVABLE = {
@@ -64,6 +66,10 @@ interface Figures {
 
 async function startFleet(cluster: PrivateReplication, database: string, instances: number, bouncer: PgBouncer | null): Promise<Fleet> {
   await cluster.createDatabase(database);
+  // As docs/operators/postgresql.md advises behind a pooler (sessions keep the database's time zone): the same for both runs.
+  const admin = new pg.Client({ connectionString: cluster.primaryUrl('postgres') });
+  await admin.connect();
+  await admin.query(`ALTER DATABASE ${database} SET timezone = 'UTC'`).finally(() => admin.end());
   const direct = cluster.primaryUrl(database);
   const env: Record<string, string> = {
     LOG_LEVEL: 'warn',
@@ -71,7 +77,12 @@ async function startFleet(cluster: PrivateReplication, database: string, instanc
     BANK_SECRET,
     SECRETS_KEY,
     ...(bouncer
-      ? { DATABASE_URL: bouncer.through(direct), DATABASE_POOLER: 'transaction', DATABASE_SESSION_URL: direct, DATABASE_REPLICA_URLS: cluster.replicaUrl(database) }
+      ? {
+          DATABASE_URL: bouncer.through(direct),
+          DATABASE_POOLER: 'transaction',
+          DATABASE_SESSION_URL: direct,
+          ...(WITH_REPLICA ? { DATABASE_REPLICA_URLS: cluster.replicaUrl(database) } : {}),
+        }
       : { DATABASE_URL: direct }),
   };
   const root = await mkdtemp(path.join(os.tmpdir(), 'mos-bench-fleet-'));
@@ -228,7 +239,7 @@ export async function run(): Promise<void> {
     } finally {
       await fleet.stop();
     }
-    const fleetRate = print(`${INSTANCES} instances, PgBouncer (transaction, default_pool_size ${POOL_SIZE}) + 1 replica`, many);
+    const fleetRate = print(`${INSTANCES} instances, PgBouncer (transaction, default_pool_size ${POOL_SIZE})${WITH_REPLICA ? ' + 1 replica' : ''}`, many);
     const sharePct = share.total === 0 ? 0 : share.replica / share.total;
     console.log(
       `  replica: ${fmt(share.replica)} of ${fmt(share.total)} reads of x-read-replica operations (${fmt(sharePct * 100, 1)} %), lag ${share.lagSeconds === null ? 'unknown' : `${fmt(share.lagSeconds, 3)} s`} at the end`,
