@@ -95,22 +95,20 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
   await writeFile(path.join(dir, 'users.txt'), '"postgres" ""\n', { mode: 0o644 });
   await writeFile(path.join(dir, 'pgbouncer.ini'), ini, { mode: 0o644 });
   const user = runAs();
-  const child = spawn(binary, [path.join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) });
+  // A watchdog shell between: when this process ends however it ends (a test worker killed, the
+  // SIGKILL of a timeout), its end of the stdin pipe closes, and the shell stops PgBouncer.
+  const watchdog = 'exec 3<&0; "$0" "$1" & p=$!; (cat <&3 >/dev/null; kill -TERM $p 2>/dev/null) & wait $p';
+  const child = spawn('/bin/sh', ['-c', watchdog, binary, path.join(dir, 'pgbouncer.ini')], { stdio: ['pipe', 'pipe', 'pipe'], ...(user ?? {}) });
   let output = '';
   const collect = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-4000));
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  // A test process that ends without stopping it must not leave it running.
-  const onExit = () => child.kill('SIGKILL');
-  process.once('exit', onExit);
   const stop = async () => {
-    process.removeListener('exit', onExit);
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      // The watchdog stops PgBouncer (SIGTERM: immediate shutdown) and then exits itself.
+      child.stdin!.end();
       await exited;
-      clearTimeout(timer);
     }
     await rm(dir, { recursive: true, force: true });
   };

@@ -6,6 +6,7 @@
 import { createTempDatabase, type TempDatabase } from '../../scripts/lib/pgDatabase.ts';
 import { startPgBouncer, type PgBouncer } from '../../scripts/lib/pgBouncer.ts';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 
 export type TestEngine = 'sqljs' | 'postgres';
 
@@ -27,11 +28,17 @@ let bouncer: Promise<PgBouncer> | null = null;
 /** The pooled URLs this process handed out, and the direct URL of each. */
 const sessionUrls = new Map<string, string>();
 
-/** This process's PgBouncer (TEST_POOLER=pgbouncer), started on first use and stopped when the process exits. */
+/** This test file's PgBouncer (TEST_POOLER=pgbouncer), started on first use and stopped after the file (or, should its process die first, by its watchdog). */
 function testPgBouncer(): Promise<PgBouncer> {
   bouncer ??= startPgBouncer({ poolSize: 5 });
   return bouncer;
 }
+afterAll(async () => {
+  const started = bouncer;
+  bouncer = null;
+  sessionUrls.clear();
+  await (await started?.catch(() => null))?.stop();
+});
 
 /** The environment that points a service at `url`: with the pooler's settings when `url` goes through this run's PgBouncer. */
 export function databaseEnv(url: string): Record<string, string> {
