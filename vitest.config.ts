@@ -1,13 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: `sqljs` runs every test on the embedded engine; `postgres` runs the API suite and
+ * Three projects: `sqljs` runs every test on the embedded engine; `postgres` runs the API suite and
  * the contract harnesses again (and the dashboard's HTTP tests: sessions, sign-in limits and the
  * pages' use cases live in the database there) with TEST_ENGINE=postgres (each app on a database of its own, see
  * test/helpers/testApp.ts), plus the tests that need PostgreSQL itself (test/postgres/).
  */
 const POSTGRES_ONLY = ['test/postgres/**/*.test.ts'];
 /** API tests of the sql.js data directory itself (its files, disk, lock and admin socket): nothing of theirs exists on PostgreSQL. */
+/**
+ * The `pgbouncer` project: a representative set of the PostgreSQL suite again, every database
+ * reached through PgBouncer in transaction mode (TEST_POOLER=pgbouncer, test/helpers/engine.ts).
+ * Not the whole suite: CI's time on 2 cores is the limit (about a minute more). Chosen for what a
+ * transaction pooler breaks: scaleOut (two processes: one Idempotency-Key at once, 20 concurrent
+ * submits with one winner, SIGKILL with nothing lost, NOTIFY invalidating remembered rate sheets,
+ * the shared rate limits, the outbox's claims), the audit chain's head lock with two instances,
+ * and exports (COPY and cursors on the session connection). idempotency, races and
+ * apiKeyRevocation pass through it too (checked by hand: `npx vitest run --project pgbouncer FILE`).
+ */
+const THROUGH_PGBOUNCER = ['test/postgres/scaleOut.test.ts', 'test/postgres/auditChain.test.ts', 'test/api/exports/exports.test.ts'];
 const SQLJS_DATA_DIR_ONLY = ['test/api/archive.test.ts', 'test/api/fullDisk.test.ts', 'test/api/dataDirDamage.test.ts', 'test/api/adminSocket.test.ts', 'test/api/backup.test.ts', 'test/api/backupVerify.test.ts'];
 
 export default defineConfig({
@@ -31,6 +42,10 @@ export default defineConfig({
           exclude: SQLJS_DATA_DIR_ONLY,
           env: { TEST_ENGINE: 'postgres' },
         },
+      },
+      {
+        extends: true,
+        test: { name: 'pgbouncer', include: THROUGH_PGBOUNCER, env: { TEST_ENGINE: 'postgres', TEST_POOLER: 'pgbouncer' } },
       },
     ],
   },

@@ -38,8 +38,12 @@ const MODULES = [
   'postgres',
 ];
 
-/** Run only when named (`npm run bench -- soak`): 20 minutes per engine by default. */
-const ON_REQUEST = ['soak'];
+/**
+ * Run only when named: `soak` (20 minutes per engine by default); `fleet` (issue 45: 8 instances
+ * through PgBouncer and a replica against 2 direct, on a private primary and replica it makes; a
+ * few minutes, and it needs PgBouncer installed).
+ */
+const ON_REQUEST = ['soak', 'fleet'];
 
 const benchDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench');
 

@@ -3,7 +3,9 @@
  * or `none`), when an operation that takes no API key asks for a scope, when one that needs a
  * scope declares no 403 response, when one that needs the admin role (`x-required-role: admin`)
  * needs a scope that an operation open to member keys needs too, or when the ApiKeyScopes
- * schema and the scope families of src/domain/accounts/scopes.ts disagree. Reads the bundle
+ * schema and the scope families of src/domain/accounts/scopes.ts disagree; and when an operation
+ * declares `x-read-replica` other than `true` on a GET (its reads may go to a streaming replica:
+ * only an operation that changes nothing may read stale data). Reads the bundle
  * (generated/openapi.json, or the file named as the first argument), which check:generated holds
  * to openapi/.
  */
@@ -20,11 +22,19 @@ const spec: Json = JSON.parse(readFileSync(file, 'utf8'));
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
 
 const operations: DeclaredOperation[] = [];
+const replicaIssues: string[] = [];
+let replicaReads = 0;
 for (const [pathTemplate, item] of Object.entries<Json>(spec.paths ?? {})) {
   for (const method of METHODS) {
     const operation: Json | undefined = item[method];
     if (!operation) continue;
     const security: Json[] = operation.security ?? spec.security ?? [];
+    const readReplica = operation['x-read-replica'];
+    if (readReplica !== undefined) {
+      if (readReplica !== true) replicaIssues.push(`${method.toUpperCase()} ${pathTemplate} (${operation.operationId}): x-read-replica must be true when present, got ${JSON.stringify(readReplica)}`);
+      else if (method !== 'get') replicaIssues.push(`${method.toUpperCase()} ${pathTemplate} (${operation.operationId}): x-read-replica on an operation that is not a GET (it may write)`);
+      else replicaReads++;
+    }
     operations.push({
       where: `${method.toUpperCase()} ${pathTemplate} (${operation.operationId})`,
       requiredScope: operation['x-required-scope'],
@@ -41,4 +51,10 @@ if (issues.length > 0) {
   process.exitCode = 1;
 } else {
   console.log(`x-required-scope: all ${operations.length} operations declare a valid scope`);
+}
+if (replicaIssues.length > 0) {
+  console.error(`x-read-replica: ${replicaIssues.length} problem(s)\n${replicaIssues.map((issue) => `- ${issue}`).join('\n')}`);
+  process.exitCode = 1;
+} else {
+  console.log(`x-read-replica: ${replicaReads} GET operations may read from a replica`);
 }

@@ -113,6 +113,7 @@ function documented(source: ts.SourceFile): { groups: Map<string, string>; varia
 const GROUP_TITLES: Record<string, string> = {
   Config: 'The service',
   DatabaseConfig: 'Database',
+  PostgresScaleConfig: 'PostgreSQL: pooler and replicas',
   ArchiveConfig: 'Continuous archive (embedded store)',
   SecretsConfig: 'Secrets at rest',
   WebhookConfig: 'Webhooks',

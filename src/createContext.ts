@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import type { AppContext, Authenticators } from './context.ts';
 import { systemResolver, type Resolver } from './net/resolve.ts';
 import type { Logger } from './log.ts';
-import { Metrics } from './observability/metrics.ts';
+import { Metrics, type MetricSources } from './observability/metrics.ts';
 import { storeObserver } from './observability/storeObserver.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { apiKeyAuthenticator } from './services/authentication.ts';
@@ -29,17 +29,19 @@ export interface ContextParts {
 /** The app's metrics when METRICS_PORT asks for them: gauges read the store's state, pool and outbox at scrape time. */
 function metricsFor(parts: ContextParts): Metrics | null {
   if (parts.config.telemetry.metricsPort === null) return null;
-  const store = parts.store as ContextParts['store'] & { stats?(): { pool?: { total: number; idle: number; waiting: number } } };
+  const store = parts.store as ContextParts['store'] & { stats?(): { pool?: { total: number; idle: number; waiting: number }; replicas?: ReturnType<NonNullable<MetricSources['replicas']>> | null } };
   const storageState = store.storageState?.bind(store);
   const databaseBytes = store.databaseBytes?.bind(store);
   const pool = store.stats?.().pool ? () => store.stats!().pool! : undefined;
   const archive = store.archiveStatus?.() ? () => store.archiveStatus!() : undefined;
+  const replicas = store.stats?.().replicas ? () => store.stats!().replicas! : undefined;
   return new Metrics({
     outboxBacklog: () => outboxBacklog(parts),
     ...(storageState ? { storageState } : {}),
     ...(databaseBytes ? { databaseBytes } : {}),
     ...(pool ? { pool } : {}),
     ...(archive ? { archive } : {}),
+    ...(replicas ? { replicas } : {}),
     now: () => parts.clock.now().getTime(),
   });
 }

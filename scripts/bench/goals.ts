@@ -37,6 +37,10 @@ export const GOALS = [
   'PostgreSQL: GET /v1/account vs sql.js, same run',
   'PostgreSQL: CSV export, 1,000,000 records',
   'PostgreSQL: two instances vs one, POST /v1/quotes',
+  // many instances on one primary (issue 45): scripts/bench/fleet.ts
+  'fleet: 8 instances through PgBouncer vs 2 direct, mixed load',
+  'fleet: server connections on the primary',
+  'fleet: reads of x-read-replica operations served by the replica',
   'soak, sql.js: drift after the first 2 minutes, errors, webhooks',
   'soak, PostgreSQL: drift after the first 2 minutes, errors, webhooks',
 ] as const;

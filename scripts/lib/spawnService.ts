@@ -68,7 +68,7 @@ const COMPILE_CACHE = path.join(os.tmpdir(), 'mortgage-origination-compile-cache
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   // The child's settings are exactly what the caller says, never whatever the parent had lying around.
   const env: NodeJS.ProcessEnv = { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'JSON_BODY_LIMIT_BYTES', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_EXPORT_WORKERS']) {
+  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'JSON_BODY_LIMIT_BYTES', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'DATABASE_EXPORT_WORKERS', 'DATABASE_POOLER', 'DATABASE_SESSION_URL', 'DATABASE_REPLICA_URLS']) {
     delete env[name];
   }
   return { ...env, ...extra };

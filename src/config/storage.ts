@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { integer, type Env } from '../configValues.ts';
+import { postgresScaleSettings, postgresUrlProblem, type PostgresScaleConfig } from './postgres.ts';
 
 /** Where the key that seals secrets at rest comes from. */
 export interface SecretsConfig {
@@ -17,7 +18,7 @@ export interface SecretsConfig {
 }
 
 /** Settings of the database; see docs/operators/postgresql.md. */
-export interface DatabaseConfig {
+export interface DatabaseConfig extends PostgresScaleConfig {
   /**
    * DATABASE_URL: `postgres://user[:password]@host[:port]/database[?…]`. Set: the PostgreSQL
    * engine, shared by every instance pointed at it. Unset (the default): sql.js in DATA_DIR.
@@ -60,19 +61,16 @@ export function storageSettings(env: Env, cwd: string, dataDir: string, problems
   const storageProbeIntervalMs = integer(env, 'STORAGE_PROBE_INTERVAL_MS', 1000, 10, 60_000, problems);
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   if (databaseUrl !== null) {
-    let parsed: URL | null = null;
-    try {
-      parsed = new URL(databaseUrl);
-    } catch {
-      // reported below
-    }
-    if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || parsed.pathname.length <= 1) {
-      // The value may hold a password: name the variable and the expected form, never echo it.
-      problems.push('DATABASE_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos');
-    }
+    const problem = postgresUrlProblem('DATABASE_URL', databaseUrl);
+    if (problem) problems.push(problem);
   }
   const poolMax = integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000, problems);
-  const database: DatabaseConfig = { url: databaseUrl, poolMax, exportWorkers: integer(env, 'DATABASE_EXPORT_WORKERS', 1, 0, 8, problems) };
+  const database: DatabaseConfig = {
+    url: databaseUrl,
+    poolMax,
+    exportWorkers: integer(env, 'DATABASE_EXPORT_WORKERS', 1, 0, 8, problems),
+    ...postgresScaleSettings(env, databaseUrl, problems),
+  };
 
   const archiveDir = env.ARCHIVE_DIR?.trim() || null;
   const archive: ArchiveConfig = {

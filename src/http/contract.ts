@@ -141,6 +141,15 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     requiredScopes.set(operation.operationId!, scope);
   }
 
+  /** Operations whose reads may go to a replica (`x-read-replica: true`, GETs only: npm run check:scopes). */
+  const replicaReads = new Set<string>();
+  for (const operation of api.getOperations()) {
+    const declared = (operation as Operation & { 'x-read-replica'?: unknown })['x-read-replica'];
+    if (declared === undefined) continue;
+    if (declared !== true || operation.method.toLowerCase() !== 'get') throw new Error(`${operation.operationId} declares x-read-replica other than true on a GET (npm run check:scopes)`);
+    replicaReads.add(operation.operationId!);
+  }
+
   const validateRequest = requestValidation(api);
   const declared = new Set(api.getOperations().map((operation) => operation.operationId));
   const missing = [...declared].filter((id) => id && !(id in handlers));
@@ -168,11 +177,15 @@ export async function createContract(options: ContractOptions): Promise<{ middle
       },
       ...requestEdgeProperties,
     }) as RequestContext;
-    operationHandlers.set(operationId, async (c: ApiContext, koa: Context) => {
+    const readsFromReplica = replicaReads.has(operationId);
+    const handle = async (c: ApiContext, koa: Context) => {
       // The app's context as this request sees it (prototype-linked: nothing is copied per request).
       const ctx = Object.create(requestProto) as { -readonly [K in keyof RequestContext]: RequestContext[K] };
       ctx.requestId = koa.state.requestId;
       ctx.security = c.security ?? {};
+      const caller = koa.state.principal as ApiKeyPrincipal | undefined;
+      // Reads of a replica-read operation go where the caller's own writes already are (read-your-writes: src/store/postgres/replicas.ts).
+      if (caller && readsFromReplica && app.store.forReplicaReads) ctx.store = app.store.forReplicaReads(caller.keyId);
       attachKoa(ctx, koa);
       // The validator's coerced copies: dispatch() always validates before it calls the handler.
       const coerced = c.validation!.coerced;
@@ -204,6 +217,16 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         return;
       }
       writeResult(koa, await run());
+    };
+    operationHandlers.set(operationId, async (c: ApiContext, koa: Context) => {
+      const caller = koa.state.principal as ApiKeyPrincipal | undefined;
+      if (!caller || koa.method === 'GET' || !app.store.clientWrote) return handle(c, koa);
+      try {
+        await handle(c, koa);
+      } finally {
+        // Once the write has ended (committed or not): a replica sample taken after this holds it.
+        app.store.clientWrote(caller.keyId);
+      }
     });
   }
 

@@ -28,8 +28,12 @@ export interface MetricSources {
   archive?(): { state: 'ok' | 'failing' | 'refused'; lastSuccessMs: number | null; lagBytes: number; lagSeconds: number } | null;
   /** PostgreSQL: the pool's connections and the callers waiting for one. */
   pool?(): { total: number; idle: number; waiting: number };
+  /** PostgreSQL with DATABASE_REPLICA_URLS: each replica, and the replica reads that went to the primary. */
+  replicas?(): ReplicaSources;
   now(): number;
 }
+
+type ReplicaSources = { replicas: Array<{ name: string; usable: boolean; lagSeconds: number | null; reads: number }>; readYourWrites: number; fallbacks: number };
 
 /** `2xx` … `5xx` for a status code. */
 export function statusClass(status: number): string {
@@ -187,6 +191,7 @@ export class Metrics {
       });
     }
     if (sources.archive) archiveGauges(sources.archive, registers);
+    if (sources.replicas) replicaMetrics(sources.replicas, registers);
     if (sources.pool) {
       const pool = sources.pool;
       new Gauge({
@@ -259,4 +264,40 @@ function archiveGauges(archive: NonNullable<MetricSources['archive']>, registers
   gauge('mos_archive_lag_bytes', 'sql.js with ARCHIVE_DIR: journal bytes acknowledged but not yet in the archive.', (a) => a.lagBytes);
   gauge('mos_archive_lag_seconds', 'sql.js with ARCHIVE_DIR: how long the oldest acknowledged write not yet in the archive has waited.', (a) => a.lagSeconds);
   gauge('mos_archive_failing', 'sql.js with ARCHIVE_DIR: 1 while the archive cannot be written (or was refused as another store\'s), else 0.', (a) => (a.state === 'ok' ? 0 : 1));
+}
+
+/** Replica reads by target, lag and use (docs/operators/postgresql.md#read-replicas): read at scrape time. */
+function replicaMetrics(replicas: () => ReplicaSources, registers: Registry[]): void {
+  new Counter({
+    name: 'mos_store_replica_reads_total',
+    help: 'Reads of x-read-replica operations by where they ran: a replica by name, `primary_read_your_writes` (the caller\'s write not yet replayed), `primary_fallback` (no replica usable, or it failed under the read).',
+    labelNames: ['target'] as const,
+    registers,
+    collect() {
+      const r = replicas();
+      this.reset();
+      for (const replica of r.replicas) this.inc({ target: replica.name }, replica.reads);
+      this.inc({ target: 'primary_read_your_writes' }, r.readYourWrites);
+      this.inc({ target: 'primary_fallback' }, r.fallbacks);
+    },
+  });
+  new Gauge({
+    name: 'mos_store_replica_lag_seconds',
+    help: 'How far each replica\'s replay is behind the primary, in seconds (absent while unknown: unreachable, or never caught up).',
+    labelNames: ['replica'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const replica of replicas().replicas) if (replica.lagSeconds !== null) this.set({ replica: replica.name }, replica.lagSeconds);
+    },
+  });
+  new Gauge({
+    name: 'mos_store_replica_usable',
+    help: '1 while a replica serves reads; 0 while it is dropped (lagging beyond DATABASE_REPLICA_MAX_LAG_MS, failed, or promoted).',
+    labelNames: ['replica'] as const,
+    registers,
+    collect() {
+      for (const replica of replicas().replicas) this.set({ replica: replica.name }, replica.usable ? 1 : 0);
+    },
+  });
 }

@@ -21,7 +21,7 @@ export type OpenedStore = Store & {
 
 export interface OpenStoreOptions {
   dataDir: string;
-  database: { url: string | null; poolMax: number; exportWorkers?: number };
+  database: { url: string | null; poolMax: number; exportWorkers?: number; pooler?: 'transaction' | null; sessionUrl?: string | null; replicaUrls?: string[]; readYourWritesMs?: number; replicaMaxLagMs?: number };
   /** The key that seals secrets at rest (SECRETS_KEY…); on PostgreSQL every instance needs the same one. */
   secrets?: SecretsKeyOptions;
   /** sql.js only: how often a store degraded by a failed disk write tries again. */
@@ -41,6 +41,9 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
       url: options.database.url,
       poolMax: options.database.poolMax,
       ...(options.database.exportWorkers === undefined ? {} : { exportWorkers: options.database.exportWorkers }),
+      pooler: options.database.pooler ?? null,
+      sessionUrl: options.database.sessionUrl ?? null,
+      replicas: { urls: options.database.replicaUrls ?? [], readYourWritesMs: options.database.readYourWritesMs ?? 2000, maxLagMs: options.database.replicaMaxLagMs ?? 5000 },
       sealer: keyring,
       sealerOrigin: keyFile === null ? 'SECRETS_KEY' : `the key file ${keyFile}, as SECRETS_KEY is unset`,
       keyFile,

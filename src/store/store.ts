@@ -130,6 +130,15 @@ export interface Store {
   documentStored?(documentId: string, file: string): void;
   /** sql.js only: the continuous archive's state and lag (null when ARCHIVE_DIR is not set). */
   archiveStatus?(): { state: 'ok' | 'failing' | 'refused'; archivedLsn: number; lastSuccessMs: number | null; lagBytes: number; lagSeconds: number; problem: string | null } | null;
+  /**
+   * PostgreSQL with DATABASE_REPLICA_URLS: the store as an operation that only reads and tolerates
+   * bounded staleness (`x-read-replica: true`) sees it for `client` (an API key): read(), cursor()
+   * and copyText() on a replica when one is usable for that client, the rest on the primary.
+   * Without replicas: the store itself.
+   */
+  forReplicaReads?(client: string): Store;
+  /** PostgreSQL with replicas: `client` wrote; its reads stay on the primary until a replica replayed it (DATABASE_READ_YOUR_WRITES_MS at most). */
+  clientWrote?(client: string): void;
   /** Reports the engine's work to `observer` from now on (metrics and traces; see StoreObserver); null stops it. */
   observe?(observer: StoreObserver | null): void;
 }

@@ -4,7 +4,9 @@
  * TEST_ENGINE=postgres, and every app it starts gets a PostgreSQL database of its own.
  */
 import { createTempDatabase, type TempDatabase } from '../../scripts/lib/pgDatabase.ts';
+import { startPgBouncer, type PgBouncer } from '../../scripts/lib/pgBouncer.ts';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 
 export type TestEngine = 'sqljs' | 'postgres';
 
@@ -16,8 +18,44 @@ export const onPostgres = (): boolean => testEngine() === 'postgres';
 
 export type { TempDatabase };
 
-/** A fresh database (random name) for one app or test file; `drop()` removes it. */
+/**
+ * TEST_POOLER=pgbouncer (the vitest project `pgbouncer`): every database of this run is reached
+ * through one PgBouncer in transaction mode, started on first use (scripts/lib/pgBouncer.ts), and
+ * the apps and services get DATABASE_POOLER=transaction with the direct URL as DATABASE_SESSION_URL.
+ */
+const throughPooler = (): boolean => process.env.TEST_POOLER === 'pgbouncer';
+let bouncer: Promise<PgBouncer> | null = null;
+/** The pooled URLs this process handed out, and the direct URL of each. */
+const sessionUrls = new Map<string, string>();
+
+/** This test file's PgBouncer (TEST_POOLER=pgbouncer), started on first use and stopped after the file (or, should its process die first, by its watchdog). */
+function testPgBouncer(): Promise<PgBouncer> {
+  bouncer ??= startPgBouncer({ poolSize: 5 });
+  return bouncer;
+}
+afterAll(async () => {
+  const started = bouncer;
+  bouncer = null;
+  sessionUrls.clear();
+  await (await started?.catch(() => null))?.stop();
+});
+
+/** The environment that points a service at `url`: with the pooler's settings when `url` goes through this run's PgBouncer. */
+export function databaseEnv(url: string): Record<string, string> {
+  const session = sessionUrls.get(url);
+  return session === undefined ? { DATABASE_URL: url } : { DATABASE_URL: url, DATABASE_POOLER: 'transaction', DATABASE_SESSION_URL: session };
+}
+
+/** A fresh database (random name) for one app or test file; `drop()` removes it. Through PgBouncer with TEST_POOLER=pgbouncer. */
 export async function testDatabase(): Promise<TempDatabase> {
+  const database = await directTestDatabase();
+  if (!throughPooler()) return database;
+  const url = (await testPgBouncer()).through(database.url);
+  sessionUrls.set(url, database.url);
+  return { ...database, url };
+}
+
+async function directTestDatabase(): Promise<TempDatabase> {
   try {
     return await createTempDatabase('mos_test');
   } catch (err) {
@@ -54,7 +92,8 @@ export async function openTestStore(): Promise<{ store: import('../../src/store/
   const { openStore } = await import('../../src/store/open.ts');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mos-store-'));
   const database = onPostgres() ? await testDatabase() : null;
-  const store = await openStore({ dataDir, database: { url: database?.url ?? null, poolMax: 8 } });
+  const pooled = database ? sessionUrls.get(database.url) : undefined;
+  const store = await openStore({ dataDir, database: { url: database?.url ?? null, poolMax: 8, ...(pooled ? { pooler: 'transaction' as const, sessionUrl: pooled } : {}) } });
   return {
     store,
     dataDir,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll } from 'vitest';
 import * as spawned from '../../scripts/lib/spawnService.ts';
 import type { AdminRun, ServiceProcess, StartServiceOptions } from '../../scripts/lib/spawnService.ts';
-import { onPostgres, testDatabase, type TempDatabase } from './engine.ts';
+import { databaseEnv, onPostgres, testDatabase, type TempDatabase } from './engine.ts';
 
 export { MAIN_ENTRY, PROJECT_ROOT, freePort, type AdminRun, type ServiceProcess, type StartServiceOptions } from '../../scripts/lib/spawnService.ts';
 
@@ -31,7 +31,7 @@ async function engineEnv(dataDir: string, env: Record<string, string> | undefine
     database = testDatabase();
     databases.set(dataDir, database);
   }
-  return { DATABASE_URL: (await database).url, ...env };
+  return { ...databaseEnv((await database).url), ...env };
 }
 
 export async function startService(options: StartServiceOptions): Promise<ServiceProcess> {

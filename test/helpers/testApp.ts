@@ -24,7 +24,7 @@ import { openStore } from '../../src/store/open.ts';
 import { startMetricsServer, type MetricsServer } from '../../src/observability/metricsServer.ts';
 import type { Tracer } from '../../src/observability/tracing.ts';
 import { contractFetch } from './contractFetch.ts';
-import { testEngine, testDatabase } from './engine.ts';
+import { databaseEnv, testEngine, testDatabase } from './engine.ts';
 
 export type ApiClient = Client<paths>;
 
@@ -105,7 +105,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '0',
-    ...(database ? { DATABASE_URL: database.url, DATABASE_POOL_MAX: '8' } : {}),
+    ...(database ? { ...databaseEnv(database.url), DATABASE_POOL_MAX: '8' } : {}),
     ...options.env,
   });
   const store = (

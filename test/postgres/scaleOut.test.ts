@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountWithCli, runAdmin, startService, tempDataDir, type ServiceProcess } from '../helpers/server.ts';
 import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
-import { testDatabase, withDatabaseClient, type TempDatabase } from '../helpers/engine.ts';
+import { databaseEnv, testDatabase, withDatabaseClient, type TempDatabase } from '../helpers/engine.ts';
 
 const BANK_SECRET = 'scale-out-test-bank-secret-0123456789abcdef';
 const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
@@ -37,7 +37,7 @@ async function instance(env: Record<string, string> = {}): Promise<ServiceProces
   const service = await startService({
     dataDir: dir.dataDir,
     env: {
-      DATABASE_URL: database.url,
+      ...databaseEnv(database.url),
       DATABASE_POOL_MAX: '6',
       BANK_SECRET,
       // Every instance on one database needs the same sealing key, as docs/operators/postgresql.md ("Running several instances") says.
@@ -81,7 +81,7 @@ describe('two instances on one database', () => {
     [a, b] = await Promise.all([instance(), instance()]);
     // The admin command line against DATABASE_URL, while both run.
     // It opens the database as an instance does, so it needs the instances' SECRETS_KEY too (else it is refused).
-    ({ apiKey } = await createAccountWithCli(a.dataDir, 'Scale Lending', 'ops@scale.test', { DATABASE_URL: database.url, SECRETS_KEY }));
+    ({ apiKey } = await createAccountWithCli(a.dataDir, 'Scale Lending', 'ops@scale.test', { ...databaseEnv(database.url), SECRETS_KEY }));
     receiver = await startReceiver();
     cleanups.push(() => receiver.close());
   }, 60_000);
@@ -217,7 +217,7 @@ describe('rate limits shared by the instances', () => {
     for (let run = 1; ; run++) {
       const created = await runAdmin(['account', 'create', '--name', `Limited Lending ${run}`, '--email', `ops${run}@limited.test`, '--json'], {
         dataDir: a.dataDir,
-        env: { DATABASE_URL: database.url, SECRETS_KEY },
+        env: { ...databaseEnv(database.url), SECRETS_KEY },
       });
       expect(created.code).toBe(0);
       const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };

@@ -120,8 +120,17 @@ describe('loadConfig', () => {
   });
 
   it('selects PostgreSQL with DATABASE_URL (sql.js in DATA_DIR without it), sizes its pool with DATABASE_POOL_MAX and an export\'s workers with DATABASE_EXPORT_WORKERS', () => {
-    expect(loadConfig({}, CWD).database).toEqual({ url: null, poolMax: 10, exportWorkers: 1 });
-    expect(loadConfig({ DATABASE_URL: ' postgres://127.0.0.1/mos ', DATABASE_POOL_MAX: '25', DATABASE_EXPORT_WORKERS: '0' }, CWD).database).toEqual({ url: 'postgres://127.0.0.1/mos', poolMax: 25, exportWorkers: 0 });
+    expect(loadConfig({}, CWD).database).toEqual({ url: null, poolMax: 10, exportWorkers: 1, pooler: null, sessionUrl: null, replicaUrls: [], readYourWritesMs: 2000, replicaMaxLagMs: 5000 });
+    expect(loadConfig({ DATABASE_URL: ' postgres://127.0.0.1/mos ', DATABASE_POOL_MAX: '25', DATABASE_EXPORT_WORKERS: '0' }, CWD).database).toEqual({
+      url: 'postgres://127.0.0.1/mos',
+      poolMax: 25,
+      exportWorkers: 0,
+      pooler: null,
+      sessionUrl: null,
+      replicaUrls: [],
+      readYourWritesMs: 2000,
+      replicaMaxLagMs: 5000,
+    });
     expect(problemsOf({ DATABASE_EXPORT_WORKERS: '9' })).toEqual(['DATABASE_EXPORT_WORKERS must be from 0 to 8, got 9']);
     expect(loadConfig({ DATABASE_URL: 'postgresql://mos@db.internal:5433/mos?sslmode=require' }, CWD).database.url).toBe('postgresql://mos@db.internal:5433/mos?sslmode=require');
     expect(problemsOf({ DATABASE_POOL_MAX: '0' })).toEqual(['DATABASE_POOL_MAX must be from 1 to 1000, got 0']);
@@ -133,6 +142,27 @@ describe('loadConfig', () => {
     for (const url of ['mysql://root:s3cret@127.0.0.1/mos', 'postgres://root:s3cret@127.0.0.1', 'postgres://root:s3cret@127.0.0.1/', 'not a url s3cret']) {
       expect(problemsOf({ DATABASE_URL: url }), url).toEqual(expected);
     }
+  });
+
+  it('takes DATABASE_POOLER=transaction with DATABASE_SESSION_URL, and refuses the pooler without a session URL, naming what it is for', () => {
+    const pooled = { DATABASE_URL: 'postgres://127.0.0.1:6432/mos', DATABASE_POOLER: 'transaction', DATABASE_SESSION_URL: 'postgres://127.0.0.1:5432/mos' };
+    expect(loadConfig(pooled, CWD).database).toMatchObject({ url: pooled.DATABASE_URL, pooler: 'transaction', sessionUrl: pooled.DATABASE_SESSION_URL });
+    expect(problemsOf({ DATABASE_URL: pooled.DATABASE_URL, DATABASE_POOLER: 'transaction' })).toEqual([
+      'DATABASE_POOLER=transaction needs DATABASE_SESSION_URL: a direct URL of the same database (not through the pooler) for migrations, LISTEN, COPY exports and cursors',
+    ]);
+    expect(problemsOf({ ...pooled, DATABASE_POOLER: 'session' })).toEqual(['DATABASE_POOLER must be transaction or off, got "session"']);
+    expect(problemsOf({ ...pooled, DATABASE_SESSION_URL: 'mysql://root:s3cret@db/mos' })).toEqual([
+      'DATABASE_SESSION_URL must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos',
+    ]);
+  });
+
+  it('takes comma-separated DATABASE_REPLICA_URLS with their read-your-writes and lag bounds, refusing a bad URL without echoing it', () => {
+    const env = { DATABASE_URL: 'postgres://db/mos', DATABASE_REPLICA_URLS: ' postgres://r1/mos, postgres://r2:5433/mos ', DATABASE_READ_YOUR_WRITES_MS: '500', DATABASE_REPLICA_MAX_LAG_MS: '1000' };
+    expect(loadConfig(env, CWD).database).toMatchObject({ replicaUrls: ['postgres://r1/mos', 'postgres://r2:5433/mos'], readYourWritesMs: 500, replicaMaxLagMs: 1000 });
+    expect(problemsOf({ ...env, DATABASE_REPLICA_URLS: 'postgres://r1/mos,http://user:s3cret@r2/' })).toEqual([
+      'each of DATABASE_REPLICA_URLS must be a PostgreSQL URL naming a database, like postgres://user@127.0.0.1:5432/mos',
+    ]);
+    expect(problemsOf({ DATABASE_REPLICA_URLS: 'postgres://r1/mos' })).toEqual(['DATABASE_REPLICA_URLS needs DATABASE_URL: replicas are of a PostgreSQL primary']);
   });
 
   it('reports every problem at once, in a message that lists each', () => {

@@ -24,78 +24,33 @@
  *   advisory lock, so instances starting together migrate once (schemaMigrations.ts).
  * - the sealing key: an instance whose keyring cannot open the secrets another sealed is refused
  *   at open (./secretsKey.ts).
+ * - behind a pooler in transaction mode (DATABASE_POOLER): unnamed statements, no session options,
+ *   and what needs a session on DATABASE_SESSION_URL (./connections.ts).
+ * - replicas (DATABASE_REPLICA_URLS): forReplicaReads() routes a request's reads (./replicas.ts, ./replicaReads.ts).
  */
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionFailure, StoreUnavailableError } from '../core/errors.ts';
 import type { SecretKeyring } from '../core/sealing.ts';
 import type { SqlExecutor, SqlParams, SqlValue, Store, StoreObserver, Tx } from '../store.ts';
-import { ensureDatabase, withUser } from './database.ts';
+import { ensureDatabase } from './database.ts';
+import { connectionTargets } from './connections.ts';
 import { NotificationListener } from './listener.ts';
 import { applyMigrationsLocked } from './schemaMigrations.ts';
 import { MEMO_CHANNEL, SharedMemo, type MemoView } from './sharedMemo.ts';
 import { adoptSecretsKey, sharedKeyRotationRefused, sharedSecretsStatus, type SharedSecretsStatus } from './secretsKey.ts';
 import { CopyOutPool, type CopiedText } from './copyOut.ts';
 import { cursorBatches, type CursorHost } from './cursor.ts';
-import { pgTypes } from './sql.ts';
 import { BEGIN_WRITE, StatementSender, type Unit } from './statements.ts';
 import { runAutocommit, type AutocommitEngine } from './autocommit.ts';
-import { InsertGroups, type GroupCommitStats } from './groupCommit.ts';
+import { InsertGroups } from './groupCommit.ts';
+import { ReplicaSet } from './replicas.ts';
+import { ReplicaReads } from './replicaReads.ts';
 
 export { redactDatabaseUrl } from './database.ts';
+export type { PgStore, PgStoreOptions } from './pgTypes.ts';
+import type { LogLevel, PgStore, PgStoreOptions, PgStoreStats } from './pgTypes.ts';
 
-type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-export interface PgStoreOptions {
-  /** postgres://user@host:port/database */
-  url: string;
-  /** Connections in the pool (DATABASE_POOL_MAX). */
-  poolMax?: number;
-  /** Parallel workers a CSV export's COPY may add (DATABASE_EXPORT_WORKERS, default 1). */
-  exportWorkers?: number;
-  /** Directory of PostgreSQL `NNN_name.sql` migrations; default `src/store/migrations/postgres`. */
-  migrationsDir?: string;
-  /** Shown in pg_stat_activity. */
-  applicationName?: string;
-  onLog?: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
-  /**
-   * Seals secret columns (webhook signing secrets, bank partner credentials). Every instance on one
-   * database must hold the same key (SECRETS_KEY), or it cannot open what another sealed: the store
-   * refuses to open when it cannot (see ./secretsKey.ts).
-   */
-  sealer: SecretKeyring;
-  /** Where the sealing key came from ("SECRETS_KEY", "the key file …"), for the message of a refusal. */
-  sealerOrigin?: string;
-  /** The key file the sealing key was read from; null (the default) when it came from SECRETS_KEY. */
-  keyFile?: string | null;
-}
-
-interface PgStoreStats {
-  /** Write transactions committed by this process (the counterpart of the sql.js LSN: tests check "nothing was written"). */
-  lsn: number;
-  /** Connections open / idle / waited for. */
-  pool: { total: number; idle: number; waiting: number };
-  /** Statements sent (BEGIN and COMMIT included), and the waits for an answer they cost: two statements written together are one wait. */
-  statements: number;
-  roundTrips: number;
-  /** Autocommit INSERTs that shared a statement (./groupCommit.ts). */
-  groupCommit: GroupCommitStats;
-}
-
-export interface PgStore extends Store {
-  readonly dialect: 'postgres';
-  readonly sharedByInstances: true;
-  stats(): PgStoreStats;
-  /** Nothing to do: PostgreSQL is durable at commit. Kept so callers need not ask the engine. */
-  checkpoint(): Promise<void>;
-  cursor(sql: string, params: SqlParams, batchSize: number): AsyncGenerator<SqlValue[][]>;
-  copyText(select: string): AsyncGenerator<CopiedText>;
-  listen(channel: string, listener: () => void): () => void;
-  /** The operator's `secrets status`: this process's key, the key the database records, how many values are sealed. */
-  secretsStatus(): Promise<SharedSecretsStatus>;
-  /** The operator's `secrets rotate-key`: refused, with the procedure (the key is every instance's: see ./secretsKey.ts). */
-  rotateSecretsKey(): Promise<never>;
-}
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/postgres/', import.meta.url));
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -107,6 +62,8 @@ class PgEngine implements PgStore {
   readonly dialect = 'postgres' as const;
   readonly sharedByInstances = true as const;
   private readonly pool: pg.Pool;
+  /** Connections that hold a session (migrations, cursors): direct when a pooler fronts `pool`, else `pool` itself. */
+  private readonly sessionPool: pg.Pool;
   private readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
   private writes = 0;
   private readonly sender: StatementSender;
@@ -118,22 +75,21 @@ class PgEngine implements PgStore {
   private readonly sealer: SecretKeyring;
   private readonly keyFile: string | null;
   private readonly autocommitEngine: AutocommitEngine;
+  readonly replicaSet: ReplicaSet | null;
+  private readonly replicaReads: ReplicaReads | null;
 
   constructor(options: PgStoreOptions) {
     this.sealer = options.sealer;
-    this.sender = new StatementSender(options.sealer);
+    const targets = connectionTargets(options);
+    // Named prepared statements are a session's: through a transaction pooler they would meet other clients.
+    this.sender = new StatementSender(options.sealer, !targets.transactionPooler);
     this.keyFile = options.keyFile ?? null;
     const connect = () => this.connect();
     this.autocommitEngine = { sender: this.sender, groups: new InsertGroups(this.sender, connect), sealer: this.sealer, connect };
-    const config: pg.ClientConfig = {
-      connectionString: withUser(options.url),
-      application_name: options.applicationName ?? 'mortgage-origination',
-      // UTC sessions: timestamptz comes back in the form src/store/postgres/sql.ts rewrites fastest.
-      options: '-c TimeZone=UTC',
-      types: pgTypes,
-    };
     // Pipeline mode: a statement is written as soon as it is asked for, so BEGIN can share a packet with the first one.
-    this.pool = new pg.Pool({ ...config, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({ ...targets.pooled, pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
+    this.sessionPool = targets.transactionPooler ? new pg.Pool({ ...targets.session, pipeline: true, max: 2, idleTimeoutMillis: 30_000 }) : this.pool;
+    const config = targets.session;
     const onLog = options.onLog;
     this.log = (level, msg, fields = {}) => onLog?.(level, msg, { engine: 'postgres', ...fields });
     this.notifications = new NotificationListener(config, this.log);
@@ -145,6 +101,30 @@ class PgEngine implements PgStore {
     );
     // An idle connection that the server dropped must not crash the process.
     this.pool.on('error', (err) => this.log('warn', 'idle database connection failed', { err: err.message }));
+    this.replicaSet = null;
+    this.replicaReads = null;
+    if (options.replicas && options.replicas.urls.length > 0) {
+      const set = new ReplicaSet(
+        { ...options.replicas, poolMax: options.poolMax ?? 10, applicationName: options.applicationName ?? 'mortgage-origination' },
+        async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn,
+        this.log,
+      );
+      const engine = this;
+      this.replicaSet = set;
+      this.replicaReads = new ReplicaReads(set, {
+        read: (fn) => this.read(fn),
+        cursor: (sql, params, batchSize) => this.cursor(sql, params, batchSize),
+        copyText: (select) => this.copyText(select),
+        sender: this.sender,
+        get observer() {
+          return engine.observer;
+        },
+        memoView: () => this.memoView(true),
+        exportWorkers: options.exportWorkers ?? 1,
+        log: this.log,
+      });
+    }
+    if (this.sessionPool !== this.pool) this.sessionPool.on('error', (err) => this.log('warn', 'idle session connection failed', { err: err.message }));
   }
 
   /** The memo for a unit (MEMO_CHANNEL is listened on once a row is first offered to it). */
@@ -160,10 +140,10 @@ class PgEngine implements PgStore {
   private reachable = true;
   private probing = false;
 
-  private async connect(): Promise<pg.PoolClient> {
+  private async connect(pool: pg.Pool = this.pool): Promise<pg.PoolClient> {
     const started = this.observer ? performance.now() : 0;
     try {
-      const client = await this.pool.connect();
+      const client = await pool.connect();
       this.observer?.phase('postgres', 'pool_wait', (performance.now() - started) / 1000);
       this.reachable = true;
       this.guardWhileLent(client);
@@ -297,7 +277,8 @@ class PgEngine implements PgStore {
   }
 
   private readonly cursorHost: CursorHost = {
-    connect: () => this.connect(),
+    // A cursor lives as long as its reader: on a session of its own, never a pooler's shared server connection.
+    connect: () => this.connect(this.sessionPool),
     failure: (err) => this.failure(err),
   };
 
@@ -312,6 +293,14 @@ class PgEngine implements PgStore {
 
   listen(channel: string, listener: () => void): () => void {
     return this.notifications.listen(channel, listener);
+  }
+
+  forReplicaReads(client: string): Store {
+    return this.replicaReads ? this.replicaReads.view<Store>(this, client) : this;
+  }
+
+  clientWrote(client: string): void {
+    this.replicaSet?.wrote(client);
   }
 
   isOpen(): boolean {
@@ -340,6 +329,7 @@ class PgEngine implements PgStore {
       statements: this.sender.statements,
       roundTrips: this.sender.roundTrips,
       groupCommit: { ...this.autocommitEngine.groups.stats },
+      replicas: this.replicaSet && { replicas: this.replicaSet.status(), readYourWrites: this.replicaSet.primaryReads, fallbacks: this.replicaSet.fallbacks },
     };
   }
 
@@ -350,7 +340,9 @@ class PgEngine implements PgStore {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.notifications.close();
-      await Promise.all([this.pool.end(), this.copies.end()]);
+      await this.replicaSet?.close();
+      await this.replicaReads?.close();
+      await Promise.all([this.pool.end(), this.copies.end(), this.sessionPool === this.pool ? null : this.sessionPool.end()]);
       this.log('info', 'store closed', { writes: this.writes });
     })();
     return this.closing;
@@ -359,13 +351,14 @@ class PgEngine implements PgStore {
   // ---- opening -------------------------------------------------------------------------
 
   migrate(migrationsDir: string): Promise<void> {
-    return applyMigrationsLocked(() => this.connect(), migrationsDir, this.log);
+    // The advisory lock is the session's: taken and released on one direct connection.
+    return applyMigrationsLocked(() => this.connect(this.sessionPool), migrationsDir, this.log);
   }
 }
 
 /** Connects, migrates and returns the store; throws (with nothing left open) when the database cannot be used. */
 export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
-  await ensureDatabase(options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
+  await ensureDatabase(options.sessionUrl && options.pooler === 'transaction' ? options.sessionUrl : options.url, (msg, fields) => options.onLog?.('info', msg, { engine: 'postgres', ...fields }));
   const engine = new PgEngine(options);
   try {
     await engine.migrate(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
@@ -375,6 +368,10 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgStore> {
       options.onLog?.('info', 'secrets sealed under this instance\'s key', { engine: 'postgres', ...sealed });
     }
     if (anchors.anchored + anchors.reanchored > 0) options.onLog?.('info', 'audit chain anchors made under this instance\'s key', { engine: 'postgres', ...anchors });
+    if (engine.replicaSet) {
+      const { system } = (await engine.read((db) => db.get<{ system: string }>('SELECT system_identifier::text AS system FROM pg_control_system()')))!;
+      await engine.replicaSet.start(system);
+    }
     if (anchors.foundMoved + anchors.unverifiable > 0) {
       options.onLog?.('warn', 'audit chain anchors found moved in the database, or made under a key not held: run audit verify', { engine: 'postgres', ...anchors });
     }

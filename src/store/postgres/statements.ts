@@ -2,7 +2,9 @@
  * How the PostgreSQL engine sends a unit of work's statements on its pooled connection, and counts
  * them (statements sent, round trips waited for):
  *
- * - every statement is prepared once per connection under a name (up to PREPARED_LIMIT texts);
+ * - every statement is prepared once per connection under a name (up to PREPARED_LIMIT texts),
+ *   except behind a pooler in transaction mode, where a name would outlive the transaction on a
+ *   server session other clients share: there each is sent unnamed (parsed each time);
  * - the connections run in pipeline mode: BEGIN is written in the same packet as the unit's first
  *   statement (corked socket), so it costs no round trip of its own, and a unit that runs no
  *   statement sends neither BEGIN nor COMMIT;
@@ -49,14 +51,18 @@ export class StatementSender {
   /** Times each statement and COMMIT when set (PgEngine.observe). */
   observer: StoreObserver | null = null;
 
-  constructor(sealer: SecretKeyring) {
+  private readonly named: boolean;
+
+  /** `named` false: no named prepared statements (DATABASE_POOLER=transaction). */
+  constructor(sealer: SecretKeyring, named = true) {
     this.sealer = sealer;
+    this.named = named;
   }
 
   private query(client: pg.PoolClient, sql: string, params: SqlParams | undefined, rowMode?: 'array'): Promise<pg.QueryResult> {
     const text = toPgPlaceholders(sql);
     let name = this.statementNames.get(text);
-    if (name === undefined && this.statementNames.size < PREPARED_LIMIT) {
+    if (name === undefined && this.named && this.statementNames.size < PREPARED_LIMIT) {
       name = `mos_${this.statementNames.size}`;
       this.statementNames.set(text, name);
     }

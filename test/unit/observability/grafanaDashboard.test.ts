@@ -22,6 +22,7 @@ async function exported(): Promise<Map<string, Set<string>>> {
     databaseBytes: () => 0,
     pool: () => ({ total: 1, idle: 1, waiting: 0 }),
     archive: () => ({ state: 'ok', lastSuccessMs: null, lagBytes: 0, lagSeconds: 0 }),
+    replicas: () => ({ replicas: [{ name: 'replica1', usable: true, lagSeconds: 0, reads: 1 }], readYourWrites: 0, fallbacks: 0 }),
     now: () => Date.now(),
   });
   const names = new Map<string, Set<string>>();
