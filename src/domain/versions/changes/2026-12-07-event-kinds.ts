@@ -1,0 +1,84 @@
+/**
+ * 2026-12-07: eleven event kinds were added (the lending workflow's application.* events and the
+ * rate_lock.* events). The first version has the interface document's two, `application.approved`
+ * and `document.uploaded`, whose payloads are the same bytes in every version. On it, events of
+ * the other kinds are neither delivered nor listed, and an endpoint lists only the two among the
+ * events it chose.
+ */
+import { ABSENT, eachObject, specAt, type Json, type VersionChange } from '../change.ts';
+
+const FIRST_KINDS: readonly string[] = ['application.approved', 'document.uploaded'];
+const known = (kind: Json | undefined) => typeof kind !== 'string' || FIRST_KINDS.includes(kind);
+
+/** Responses that carry endpoints (`events`), events or delivery attempts (`event`). */
+const EVENT_OPERATIONS = [
+  'listWebhooks',
+  'createWebhook',
+  'getWebhook',
+  'updateWebhook',
+  'rotateWebhookSecret',
+  'listWebhookDeliveries',
+  'sendTestWebhookEvent',
+  'listEvents',
+  'getEvent',
+];
+
+function downgradeItem(item: Json): boolean {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return true;
+  if (Array.isArray(item.events)) item.events = item.events.filter(known);
+  return known(item.event);
+}
+
+export const eventKinds: VersionChange = {
+  version: '2026-12-07',
+  name: 'event-kinds-lending-and-rate-locks',
+  description:
+    'Eleven event kinds were added: application.submitted, application.referred, application.declined, application.withdrawn, ' +
+    'application.conditions_updated, application.cleared_to_close and rate_lock.created/extended/expiring/expired/cancelled. ' +
+    'Earlier versions have only application.approved and document.uploaded: other events are not delivered to an endpoint on them, ' +
+    'not listed in the events feed, and not shown among an endpoint\'s events.',
+  touches: {
+    operations: EVENT_OPERATIONS,
+    schemas: ['WebhookEventType', 'Event', 'Webhook'],
+    events: [
+      'application.submitted',
+      'application.referred',
+      'application.declined',
+      'application.withdrawn',
+      'application.conditions_updated',
+      'application.cleared_to_close',
+      'rate_lock.created',
+      'rate_lock.extended',
+      'rate_lock.expiring',
+      'rate_lock.expired',
+      'rate_lock.cancelled',
+    ],
+  },
+  downgradeResponse(operationId, body) {
+    if (!EVENT_OPERATIONS.includes(operationId) || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+    if (Array.isArray(body.data)) {
+      body.data = body.data.filter(downgradeItem);
+      return body;
+    }
+    return downgradeItem(body) ? body : ABSENT;
+  },
+  downgradeEvent: (type, payload) => (FIRST_KINDS.includes(type) ? payload : null),
+  downgradeSpec(spec) {
+    // The payload schemas of the kinds the older version lacks, named by the webhooks section.
+    const dropped = new Set<string>();
+    const webhooks = specAt(spec, 'webhooks') ?? {};
+    for (const kind of Object.keys(webhooks)) {
+      if (FIRST_KINDS.includes(kind)) continue;
+      const schema = specAt(webhooks, kind, 'post', 'requestBody', 'content', 'application/json', 'schema');
+      if (typeof schema?.$ref === 'string') dropped.add(schema.$ref);
+      delete webhooks[kind];
+    }
+    const type = specAt(spec, 'components', 'schemas', 'WebhookEventType');
+    if (!type || !Array.isArray(type.enum)) throw new Error('The contract has no enum schema WebhookEventType');
+    type.enum = type.enum.filter(known);
+    // Where a payload is one of the kinds' payloads (the feed, a test event): keep the older version's.
+    eachObject(spec, (object) => {
+      if (Array.isArray(object.oneOf)) object.oneOf = object.oneOf.filter((item) => !(item !== null && typeof item === 'object' && !Array.isArray(item) && dropped.has(item.$ref as string)));
+    });
+  },
+};
