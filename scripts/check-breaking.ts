@@ -71,7 +71,7 @@ export function breakingChanges(released: Doc, working: Doc, pending: readonly V
     if (diff.type === 'breaking') found.push({ where, reason: diff.description ?? `${diff.action} at ${where}` });
     // The tool matches /v1/quotes/{quoteId} and /v1/quotes/{id} as one path (the URL is the same);
     // a parameter's name is part of the contract for generated clients, so its rename breaks.
-    if (diff.action === 'rename' && diff.path.length === 2 && typeof diff.before === 'string' && typeof diff.after === 'string' && shape(diff.before) === shape(diff.after)) {
+    if (diff.action === 'rename' && diff.path.length === 1 && typeof diff.before === 'string' && typeof diff.after === 'string' && shape(diff.before) === shape(diff.after)) {
       found.push({ where, reason: `[Renamed] path parameter: ${diff.before} is now ${diff.after}` });
     }
   }
