@@ -63,3 +63,16 @@ export function eachObject(value: Json, visit: (object: { [key: string]: Json })
 
 /** What a downgrade returns for a resource the older version does not have: the edge answers 404 for it. */
 export const ABSENT: unique symbol = Symbol('absent in this version');
+
+/** Every example value of the document (named `examples` and single `example`), so a change can render them in the older shape too. */
+export function eachExample(spec: SpecDocument, visit: (value: Json) => void): void {
+  eachObject(spec, (object) => {
+    if ('example' in object) visit(object.example!);
+    const examples = object.examples;
+    if (examples === null || typeof examples !== 'object' || Array.isArray(examples)) return;
+    for (const name in examples) {
+      const example = examples[name];
+      if (example !== null && typeof example === 'object' && !Array.isArray(example) && 'value' in example) visit(example.value!);
+    }
+  });
+}

@@ -4,7 +4,7 @@
  * ends at `approved`, and a client on it may reject an unknown value, so it sees such an
  * application as `approved`, which it still is as far as that version goes.
  */
-import { eachObject, narrowEnum, type Json, type VersionChange } from '../change.ts';
+import { eachExample, eachObject, narrowEnum, type Json, type VersionChange } from '../change.ts';
 
 const NEW_STATUS = 'clear_to_close';
 
@@ -38,5 +38,8 @@ export const clearToClose: VersionChange = {
     'On earlier versions such an application is shown as `approved`.',
   touches: { operations: APPLICATION_OPERATIONS, schemas: ['ApplicationStatus', 'Application', 'ExportRecord'], events: [] },
   downgradeResponse: (operationId, body) => (APPLICATION_OPERATIONS.includes(operationId) ? asApproved(body) : body),
-  downgradeSpec: (spec) => narrowEnum(spec, 'ApplicationStatus', [NEW_STATUS]),
+  downgradeSpec(spec) {
+    narrowEnum(spec, 'ApplicationStatus', [NEW_STATUS]);
+    eachExample(spec, asApproved);
+  },
 };

@@ -76,9 +76,31 @@ export const eventKinds: VersionChange = {
     const type = specAt(spec, 'components', 'schemas', 'WebhookEventType');
     if (!type || !Array.isArray(type.enum)) throw new Error('The contract has no enum schema WebhookEventType');
     type.enum = type.enum.filter(known);
+    // The examples as the older version answers them: other kinds' named examples dropped, lists filtered.
+    eachObject(spec, (object) => {
+      const examples = object.examples;
+      if (examples === null || typeof examples !== 'object' || Array.isArray(examples)) return;
+      for (const name of Object.keys(examples)) {
+        const example = examples[name];
+        if (example === null || typeof example !== 'object' || Array.isArray(example) || !('value' in example)) continue;
+        const value = example.value!;
+        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.data)) value.data = value.data.filter(downgradeItem);
+        else if (!downgradeItem(value)) delete examples[name];
+      }
+    });
     // Where a payload is one of the kinds' payloads (the feed, a test event): keep the older version's.
     eachObject(spec, (object) => {
       if (Array.isArray(object.oneOf)) object.oneOf = object.oneOf.filter((item) => !(item !== null && typeof item === 'object' && !Array.isArray(item) && dropped.has(item.$ref as string)));
     });
+    // The dropped payloads' schemas, and those only they used (EventApplicant…), leave the older bundle.
+    const schemas = specAt(spec, 'components', 'schemas') ?? {};
+    let unused = [...dropped].map((ref) => ref.replace('#/components/schemas/', ''));
+    while (unused.length > 0) {
+      const named = new Set<string>();
+      for (const name of unused) for (const ref of JSON.stringify(schemas[name] ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) named.add(ref[1]!);
+      for (const name of unused) delete schemas[name];
+      const text = JSON.stringify(spec);
+      unused = [...named].filter((name) => name in schemas && !text.includes(`"#/components/schemas/${name}"`));
+    }
   },
 };

@@ -4,7 +4,7 @@
  * earlier versions show a restricted key as `member` (not an admin key, which it is not); its
  * `scopes`, an added field, still say what it may do.
  */
-import { narrowEnum, type Json, type VersionChange } from '../change.ts';
+import { eachExample, eachObject, narrowEnum, type Json, type VersionChange } from '../change.ts';
 
 const KEY_OPERATIONS = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
 
@@ -23,5 +23,8 @@ export const restrictedKeys: VersionChange = {
     else asMember(body);
     return body;
   },
-  downgradeSpec: (spec) => narrowEnum(spec, 'ApiKeyRole', ['restricted']),
+  downgradeSpec(spec) {
+    narrowEnum(spec, 'ApiKeyRole', ['restricted']);
+    eachExample(spec, (value) => eachObject(value, (object) => typeof object.keyId === 'string' && asMember(object)));
+  },
 };
