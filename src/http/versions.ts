@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { ABSENT, type Json } from '../domain/versions/change.ts';
 import { chooseVersion } from '../domain/versions/header.ts';
-import { CURRENT_VERSION, isCurrent, renderResponse, VERSIONS } from '../domain/versions/registry.ts';
+import { answersAsCurrent, CURRENT_VERSION, renderResponse, VERSIONS } from '../domain/versions/registry.ts';
 import { ApiProblem, problems } from './problem.ts';
 
 /** The version the request's `Mos-Version` asks for, or undefined without one; a bad one is a 400 that changes nothing. */
@@ -33,9 +33,9 @@ export function apiVersionOf(koa: Context, asked: string | undefined): string {
 /** A handler's result in the request's version: a 2xx JSON body goes through the change modules newer than it. */
 export function renderedResult<R extends { status: number; body?: unknown }>(operationId: string, result: R, koa: Context): R {
   const version = koa.state.apiVersion as string | undefined;
-  if (version === undefined || isCurrent(version) || 'raw' in result || result.body === undefined || result.status >= 300) return result;
-  // A copy: a handler may hand back an object it keeps (a cached record, an example of the spec).
-  const rendered = renderResponse(operationId, JSON.parse(JSON.stringify(result.body)) as Json, version);
+  if (version === undefined || answersAsCurrent(operationId, version) || 'raw' in result || result.body === undefined || result.status >= 300) return result;
+  // The change modules copy what they change (a handler may hand back an object it keeps).
+  const rendered = renderResponse(operationId, result.body as Json, version);
   if (rendered === ABSENT) throw problems.notFound(`There is no such resource in API version ${version}.`);
   return { ...result, body: rendered };
 }

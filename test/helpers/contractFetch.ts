@@ -103,7 +103,7 @@ async function checkResponse(method: string, url: string, response: Response): P
 /** Released versions' bundles (openapi/versions/), dereferenced once each. */
 const bundles = new Map<string, Json>();
 /** The schema of a response in a released version's frozen bundle. */
-export function versionedSchema(version: string, op: { method: string; pathTemplate: string }, status: number, contentType: string): Json | undefined {
+function versionedSchema(version: string, op: { method: string; pathTemplate: string }, status: number, contentType: string): Json | undefined {
   let bundle = bundles.get(version);
   if (!bundle) {
     bundle = dereference(JSON.parse(readFileSync(new URL(`../../openapi/versions/${version}.json`, import.meta.url), 'utf8'))) as Json;

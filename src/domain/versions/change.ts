@@ -20,7 +20,10 @@ export interface VersionChange {
   description: string;
   /** What the change touches: operationIds, component schema names and event kinds. */
   touches: { operations: string[]; schemas: string[]; events: string[] };
-  /** The response body of `operationId` (status 2xx) as the version before this change renders it; may return the same object. */
+  /**
+   * The response body of `operationId` (status 2xx) as the version before this change renders it:
+   * the same object when nothing changes, and never edited in place (copy what changes: rewriteObjects).
+   */
   downgradeResponse?(operationId: string, body: Json): Json | typeof ABSENT;
   /**
    * An event's payload as the version before this change renders it, or null when that version has
@@ -46,6 +49,32 @@ export function narrowEnum(spec: SpecDocument, name: string, values: readonly st
   const schema = specAt(spec, 'components', 'schemas', name);
   if (!schema || !Array.isArray(schema.enum)) throw new Error(`The contract has no enum schema ${name}`);
   schema.enum = schema.enum.filter((value) => !values.includes(value as string));
+}
+
+/**
+ * `value` with each object replaced by what `rewrite` returns for it (undefined: kept), copying only
+ * the objects and arrays on the way to a replaced one: a response body may be an object the handler
+ * keeps (a cached record, an example of the spec), and copying a whole body costs more than the
+ * change (scripts/bench/versions.ts).
+ */
+export function rewriteObjects(value: Json, rewrite: (object: { readonly [key: string]: Json }) => { [key: string]: Json } | undefined): Json {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: Json[] | undefined;
+    for (let i = 0; i < value.length; i += 1) {
+      const item = rewriteObjects(value[i]!, rewrite);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
+  }
+  let copy = rewrite(value);
+  for (const key in copy ?? value) {
+    const child = (copy ?? value)[key]!;
+    if (child === null || typeof child !== 'object') continue;
+    const rewritten = rewriteObjects(child, rewrite);
+    if (rewritten !== child) (copy ??= { ...value })[key] = rewritten;
+  }
+  return copy ?? value;
 }
 
 /** Every object in `value` (depth first), so a change can rewrite a field wherever a schema appears. */

@@ -34,8 +34,10 @@ function undone(version: string): VersionChange[] {
   return changes;
 }
 
-/** True when a response of `version` is the current one as it is (no change to undo). */
-export const isCurrent = (version: string): boolean => undone(version).length === 0;
+/** True when `operationId`'s responses in `version` are the current ones as they are (no change to undo touches it). */
+export function answersAsCurrent(operationId: string, version: string): boolean {
+  return !undone(version).some((change) => change.downgradeResponse && change.touches.operations.includes(operationId));
+}
 
 /**
  * A 2xx response body of `operationId`, current shape, rendered in `version` (the body may be edited

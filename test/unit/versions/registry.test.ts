@@ -41,6 +41,16 @@ describe('the registry', () => {
     expect(renderResponse('listApplications', { data: [application()], nextCursor: null }, FIRST_VERSION)).toMatchObject({ data: [{ status: 'approved' }] });
   });
 
+  it("never edits the handler's object: it copies what it changes and hands back what it does not", () => {
+    const kept = { data: [{ mortgageId: 'mtg-1', status: 'clear_to_close' }, { mortgageId: 'mtg-2', status: 'draft' }], nextCursor: null } as const;
+    const before = JSON.stringify(kept);
+    const rendered = renderResponse('listApplications', kept as unknown as Json, FIRST_VERSION) as { data: unknown[] };
+    expect(JSON.stringify(kept)).toBe(before);
+    expect(rendered.data[1]).toBe(kept.data[1]);
+    const unchanged = { mortgageId: 'mtg-3', status: 'approved' } as Json;
+    expect(renderResponse('getApplication', unchanged, FIRST_VERSION)).toBe(unchanged);
+  });
+
   it('shows a restricted key as member in the first version', () => {
     expect(renderResponse('listApiKeys', { data: [{ keyId: 'key-1', role: 'restricted' }] }, FIRST_VERSION)).toMatchObject({ data: [{ role: 'member' }] });
   });

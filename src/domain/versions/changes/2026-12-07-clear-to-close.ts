@@ -4,17 +4,13 @@
  * ends at `approved`, and a client on it may reject an unknown value, so it sees such an
  * application as `approved`, which it still is as far as that version goes.
  */
-import { eachExample, eachObject, narrowEnum, type Json, type VersionChange } from '../change.ts';
+import { eachExample, eachObject, narrowEnum, rewriteObjects, type Json, type VersionChange } from '../change.ts';
 
 const NEW_STATUS = 'clear_to_close';
 
-/** Every application (or export record) in the body: objects with a mortgageId and a status. */
-function asApproved(body: Json): Json {
-  eachObject(body, (object) => {
-    if (object.status === NEW_STATUS && typeof object.mortgageId === 'string') object.status = 'approved';
-  });
-  return body;
-}
+/** Every application (or export record) in the body, as a copy where it changes: objects with a mortgageId and a status. */
+const asApproved = (body: Json): Json =>
+  rewriteObjects(body, (object) => (object.status === NEW_STATUS && typeof object.mortgageId === 'string' ? { ...object, status: 'approved' } : undefined));
 
 const APPLICATION_OPERATIONS = [
   'listApplications',
@@ -40,6 +36,8 @@ export const clearToClose: VersionChange = {
   downgradeResponse: (operationId, body) => (APPLICATION_OPERATIONS.includes(operationId) ? asApproved(body) : body),
   downgradeSpec(spec) {
     narrowEnum(spec, 'ApplicationStatus', [NEW_STATUS]);
-    eachExample(spec, asApproved);
+    eachExample(spec, (value) => eachObject(value, (object) => {
+      if (object.status === NEW_STATUS && typeof object.mortgageId === 'string') object.status = 'approved';
+    }));
   },
 };

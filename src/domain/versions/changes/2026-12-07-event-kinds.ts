@@ -23,10 +23,12 @@ const EVENT_OPERATIONS = [
   'getEvent',
 ];
 
-function downgradeItem(item: Json): boolean {
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) return true;
-  if (Array.isArray(item.events)) item.events = item.events.filter(known);
-  return known(item.event);
+/** An endpoint (`events`) or an event or delivery attempt (`event`) as the older version has it; null when it has no such item. */
+function downgradeItem(item: Json): Json | null {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+  if (!known(item.event)) return null;
+  if (Array.isArray(item.events) && !item.events.every(known)) return { ...item, events: item.events.filter(known) };
+  return item;
 }
 
 export const eventKinds: VersionChange = {
@@ -56,11 +58,8 @@ export const eventKinds: VersionChange = {
   },
   downgradeResponse(operationId, body) {
     if (!EVENT_OPERATIONS.includes(operationId) || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-    if (Array.isArray(body.data)) {
-      body.data = body.data.filter(downgradeItem);
-      return body;
-    }
-    return downgradeItem(body) ? body : ABSENT;
+    if (Array.isArray(body.data)) return { ...body, data: body.data.map(downgradeItem).filter((item) => item !== null) };
+    return downgradeItem(body) ?? ABSENT;
   },
   downgradeEvent: (type, payload) => (FIRST_KINDS.includes(type) ? payload : null),
   downgradeSpec(spec) {
@@ -84,8 +83,9 @@ export const eventKinds: VersionChange = {
         const example = examples[name];
         if (example === null || typeof example !== 'object' || Array.isArray(example) || !('value' in example)) continue;
         const value = example.value!;
-        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.data)) value.data = value.data.filter(downgradeItem);
-        else if (!downgradeItem(value)) delete examples[name];
+        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.data)) value.data = value.data.map(downgradeItem).filter((item) => item !== null);
+        else if (downgradeItem(value) === null) delete examples[name];
+        else example.value = downgradeItem(value);
       }
     });
     // Where a payload is one of the kinds' payloads (the feed, a test event): keep the older version's.

@@ -8,9 +8,7 @@ import { eachExample, eachObject, narrowEnum, type Json, type VersionChange } fr
 
 const KEY_OPERATIONS = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
 
-function asMember(key: Json): void {
-  if (key !== null && typeof key === 'object' && !Array.isArray(key) && key.role === 'restricted') key.role = 'member';
-}
+const isRestricted = (key: Json): key is { [key: string]: Json } => key !== null && typeof key === 'object' && !Array.isArray(key) && key.role === 'restricted';
 
 export const restrictedKeys: VersionChange = {
   version: '2026-12-07',
@@ -19,12 +17,13 @@ export const restrictedKeys: VersionChange = {
   touches: { operations: KEY_OPERATIONS, schemas: ['ApiKeyRole', 'ApiKey'], events: [] },
   downgradeResponse(operationId, body) {
     if (!KEY_OPERATIONS.includes(operationId) || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-    if (Array.isArray(body.data)) body.data.forEach(asMember);
-    else asMember(body);
-    return body;
+    if (Array.isArray(body.data)) return body.data.some(isRestricted) ? { ...body, data: body.data.map((key) => (isRestricted(key) ? { ...key, role: 'member' } : key)) } : body;
+    return isRestricted(body) ? { ...body, role: 'member' } : body;
   },
   downgradeSpec(spec) {
     narrowEnum(spec, 'ApiKeyRole', ['restricted']);
-    eachExample(spec, (value) => eachObject(value, (object) => typeof object.keyId === 'string' && asMember(object)));
+    eachExample(spec, (value) => eachObject(value, (object) => {
+      if (typeof object.keyId === 'string' && isRestricted(object)) object.role = 'member';
+    }));
   },
 };
