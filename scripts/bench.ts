@@ -36,6 +36,8 @@ const MODULES = [
   'archive',
   // PostgreSQL engine: quotes, account, export beside sql.js, one vs two instances (issue 30)
   'postgres',
+  // API versions: a response rendered in the oldest version vs the current one (issue 43)
+  'versions',
 ];
 
 /**

@@ -8,7 +8,8 @@
  * token passes. Webhooks are not mocked.
  *
  * Extra arguments go to `prism mock` as they are (`-- -d` for dynamic examples), except `-p` /
- * `--port` and `-h` / `--host`, which place the front. Signals are passed on, so Ctrl-C stops both.
+ * `--port` and `-h` / `--host`, which place the front, and `--version <date>`, which serves that
+ * released API version's frozen bundle (openapi/versions/<date>.json) instead of the current one. Signals are passed on, so Ctrl-C stops both.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -17,10 +18,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dereference } from '../src/contract/spec.ts';
+import { RELEASED_VERSIONS } from '../src/domain/versions/released.ts';
 import { createMockFront } from './lib/mockFront.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const spec = path.join(root, 'generated', 'openapi.json');
 const prism = createRequire(import.meta.url).resolve('@stoplight/prism-cli/dist/index.js');
 
 // Prism 5.16 needs Node 24.18+; npm scripts run on the project's Node from node_modules.
@@ -46,6 +47,12 @@ function takeOption(args: string[], ...flags: string[]): string | undefined {
 const extra = process.argv.slice(2);
 const host = takeOption(extra, '-h', '--host') ?? '127.0.0.1';
 const port = Number(takeOption(extra, '-p', '--port') ?? (process.env.PORT || '4010'));
+const version = takeOption(extra, '--version');
+if (version !== undefined && !RELEASED_VERSIONS.includes(version)) {
+  console.error(`--version ${version} is not a released API version; released: ${RELEASED_VERSIONS.join(', ')}`);
+  process.exit(2);
+}
+const spec = version === undefined ? path.join(root, 'generated', 'openapi.json') : path.join(root, 'openapi', 'versions', `${version}.json`);
 
 async function freePort(): Promise<number> {
   const server = net.createServer();

@@ -7,7 +7,9 @@
  *
  * Options: --url and --secret (required), --event (default application.approved; any name of the
  * contract's webhooks), --payload FILE (send this JSON instead of the example; it is checked
- * against the event's schema first), --id (the webhook-id; default a fresh evt- id).
+ * against the event's schema first), --id (the webhook-id; default a fresh evt- id), --version
+ * (the API version to render the payload in, as an endpoint pinned to it receives it; default the
+ * current one; a version without the event is refused).
  * Prints the receiver's answer; exits 0 on a 2xx, 1 otherwise.
  */
 import { readFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { eventKind, eventTypes, isEventType, payloadProblem } from '../src/events/catalog.ts';
 import { signDelivery } from '../src/events/signing.ts';
 import { newId } from '../src/ids.ts';
+import { CURRENT_VERSION, renderEventText, VERSIONS } from '../src/domain/versions/registry.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +26,7 @@ const { values } = parseArgs({
     event: { type: 'string', default: 'application.approved' },
     payload: { type: 'string' },
     id: { type: 'string' },
+    version: { type: 'string', default: CURRENT_VERSION },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -57,7 +61,9 @@ if (values.payload) {
   if (problem) usage(`--payload does not match the contract's ${values.event} schema: ${problem}`);
 }
 
-const body = JSON.stringify(payload);
+if (!VERSIONS.includes(values.version)) usage(`--version must be one of ${VERSIONS.join(', ')}`);
+const body = renderEventText(values.event, JSON.stringify(payload), values.version);
+if (body === null) usage(`API version ${values.version} has no ${values.event} event; an endpoint pinned to it is not sent one`);
 const id = values.id ?? newId('evt');
 let headers: Record<string, string>;
 try {

@@ -43,6 +43,9 @@ export const GOALS = [
   'fleet: reads of x-read-replica operations served by the replica',
   'soak, sql.js: drift after the first 2 minutes, errors, webhooks',
   'soak, PostgreSQL: drift after the first 2 minutes, errors, webhooks',
+  // API versions (issue 43): scripts/bench/versions.ts
+  'GET /v1/applications/{mortgageId} in the oldest version vs the current one',
+  'POST /v1/quotes in the oldest version vs the current one',
 ] as const;
 
 export type GoalFigure = (typeof GOALS)[number];

@@ -7,6 +7,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './generated/api.ts';
 import { problemErrorOf } from './errors.ts';
 import { resilientFetch, type RetryOptions } from './retry.ts';
+import { API_VERSION } from './version.ts';
 
 export type Schemas = components['schemas'];
 
@@ -15,6 +16,12 @@ export interface MortgageClientOptions extends RetryOptions {
   baseUrl: string;
   /** An API key, `mos_live_…` or `mos_test_…` (the mock takes any); for `POST /v1/banks/verify`, a bank token. */
   apiKey: string;
+  /**
+   * The API version to be answered in (sent as `Mos-Version` on every request); default
+   * API_VERSION, the version these types describe. Without it, requests would follow the version
+   * the account is pinned to, which an admin may upgrade.
+   */
+  apiVersion?: string;
   /** Another fetch (a proxy agent, a test double). */
   fetch?: (input: Request) => Promise<Response>;
   /** Headers sent with every request. */
@@ -69,7 +76,7 @@ export interface MortgageClient {
 export function createMortgageClient(options: MortgageClientOptions): MortgageClient {
   const api = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
+    headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}`, 'Mos-Version': options.apiVersion ?? API_VERSION },
     fetch: resilientFetch(options.fetch ?? ((request) => globalThis.fetch(request)), options),
   });
   api.use({

@@ -4,6 +4,7 @@
  *   const client = createMortgageClient({ baseUrl: 'https://…', apiKey: process.env.API_KEY! });
  *   const { data: quote } = await client.api.POST('/v1/quotes', { body: { amount: 350000, term: 30 } });
  */
+export { API_VERSION } from './version.ts';
 export { createMortgageClient, type ExportDownload, type ExportQuery, type ExportRecord, type ListInit, type ListItem, type ListPath, type MortgageClient, type MortgageClientOptions, type Schemas } from './client.ts';
 export { isProblemError, ProblemError, type Problem, type ProblemCode } from './errors.ts';
 export { PROBLEM_CODES, type KnownProblemCode } from './generated/problemCodes.ts';

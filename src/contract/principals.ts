@@ -26,6 +26,8 @@ export interface ApiKeyPrincipal {
   role: ApiKeyRole;
   /** Role `restricted` only: what the key may do per resource family (its scopes alone decide). */
   scopes: ApiKeyScopes | null;
+  /** The API version the key's account is pinned to: what its requests are answered in without `Mos-Version`. */
+  apiVersion: string;
 }
 
 /** What the partner said of a token it vouched for. */

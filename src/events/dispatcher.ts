@@ -28,6 +28,7 @@ import {
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { GuardedClient, type PostOutcome } from '../net/guardedClient.ts';
+import { renderEventText } from '../domain/versions/registry.ts';
 import { OUTBOX_CHANNEL, anyDeliveryDue, dueDeliveries, leaseDeliveries, leasedDeliveries, recordAttempt, releaseLease, type AttemptRecord, type ClaimedDelivery } from '../store/outbox.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { disableEndpoint, markEndpointFailing, markEndpointHealthy } from '../store/webhooks.ts';
@@ -266,9 +267,11 @@ export class WebhookDispatcher {
 
   private async send(d: ClaimedDelivery, release: () => void, span: Span | null): Promise<void> {
     const attemptedAt = this.clock.now();
-    const headers = signDelivery(d.eventId, attemptedAt, d.payload, signingSecrets(d, attemptedAt));
+    // In the endpoint's API version: the stored bytes unless a version change names the kind.
+    const payload = renderEventText(d.eventType, d.payload, d.apiVersion) ?? d.payload;
+    const headers = signDelivery(d.eventId, attemptedAt, payload, signingSecrets(d, attemptedAt));
     if (span) Object.assign(headers, traceHeaders()); // the partner can join this trace
-    const response = await this.client.post(d.url, d.payload, headers, this.stopping.signal);
+    const response = await this.client.post(d.url, payload, headers, this.stopping.signal);
     release();
     const abandoned = this.stopping.signal.aborted && response.statusCode === null;
     recordDelivery(this.telemetry.metrics, span, abandoned ? 'abandoned' : attemptVerdict(response.statusCode), response.statusCode, response.durationMs);

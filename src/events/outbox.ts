@@ -6,7 +6,8 @@
  */
 import { newId } from '../ids.ts';
 import { rememberTrace } from '../observability/tracing.ts';
-import { insertDeliveries, insertEvent, subscribedEndpointIds } from '../store/outbox.ts';
+import { renderEvent } from '../domain/versions/registry.ts';
+import { insertDeliveries, insertEvent, subscribedEndpoints } from '../store/outbox.ts';
 import type { Tx } from '../store/store.ts';
 import { payloadProblem, type WebhookEventPayload } from './catalog.ts';
 
@@ -69,9 +70,12 @@ export async function publishEvent(
     occurredAt,
     isTest: options.isTest,
   });
+  // An endpoint pinned to a version without this kind of event does not get it (src/domain/versions/).
   const endpoints = options.onlyWebhookId
     ? [options.onlyWebhookId]
-    : await subscribedEndpointIds(tx, event.accountId, event.payload.event);
+    : (await subscribedEndpoints(tx, event.accountId, event.payload.event))
+        .filter((endpoint) => renderEvent(event.payload.event, event.payload as never, endpoint.apiVersion) !== null)
+        .map((endpoint) => endpoint.id);
   const dueAt = event.dueAt ? event.dueAt.toISOString() : occurredAt;
   await insertDeliveries(tx, { webhookIds: endpoints, eventId, accountId: event.accountId, dueAt });
   if (endpoints.length > 0) {

@@ -20,6 +20,7 @@ import type { ApiKeyPrincipal } from '../contract/principals.ts';
 import { formatScope, parseRequiredScope, scopesAllow, type RequiredScope } from '../domain/accounts/scopes.ts';
 import { fail, isAppError } from '../errors.ts';
 import { lazyChild } from '../log.ts';
+import { CURRENT_VERSION } from '../domain/versions/registry.ts';
 import { inSpan } from '../observability/tracing.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { IdempotencyKeys, requestFingerprint, type CapturedResponse } from './idempotency.ts';
@@ -36,6 +37,7 @@ import { jsonBodyParser, readOperationBody, type BodyParsers } from './requestBo
 import type { SecurityHandler } from './security.ts';
 import { attachKoa, koaOf, requestEdgeProperties } from './requestEdge.ts';
 import { validationProblem } from './validationProblem.ts';
+import { apiVersionOf, askedVersion, renderedResult } from './versions.ts';
 
 export interface ContractOptions {
   ctx: AppContext;
@@ -195,7 +197,10 @@ export async function createContract(options: ContractOptions): Promise<{ middle
         body: koa.state.body,
         headers: koa.request.headers,
       };
-      const call = (context: RequestContext) => (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, context) as Promise<OperationResult>;
+      // The handler answers in the current version; the result is rendered in the caller's here,
+      // before it is written or kept for an Idempotency-Key replay.
+      const call = async (context: RequestContext) =>
+        renderedResult(operationId, (await (handler as (input: unknown, ctx: RequestContext) => Promise<unknown>)(input, context)) as OperationResult, koa);
       // The use case as a child span of the request's (named by the operation it serves).
       const run = (context: RequestContext = ctx as RequestContext) =>
         app.tracer === null ? call(context) : inSpan(app.tracer, `use_case ${operationId}`, {}, () => call(context));
@@ -231,6 +236,7 @@ export async function createContract(options: ContractOptions): Promise<{ middle
   }
 
   const middleware: Middleware = async (koa) => {
+    koa.set('Mos-Version', CURRENT_VERSION);
     const apiRequest: Request = {
       method: koa.method,
       path: koa.path,
@@ -257,9 +263,12 @@ export async function createContract(options: ContractOptions): Promise<{ middle
     // For the request log (requestLog.ts), which records requests of recognised keys by operation.
     koa.state.operationId = operation.operationId;
     const c = { api, request: apiRequest, operation } as unknown as ApiContext;
+    // A bad Mos-Version is refused before anything runs (the account's default needs the key).
+    const asked = askedVersion(koa, app.clock.now());
     c.security = await runSecurity(operation, koa);
     if (c.security.authorized) await afterSecurity(c, koa);
     else if ((operation.security ?? []).length > 0) unauthorized(c);
+    apiVersionOf(koa, asked);
     c.validation = validateRequest(apiRequest, operation);
     if (c.validation.errors) throw validationProblem(c.validation.errors as ErrorObject[]);
     await operationHandlers.get(operation.operationId!)!(c, koa);

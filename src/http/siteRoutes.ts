@@ -3,17 +3,23 @@
  *
  * /openapi.json is generated/openapi.json with one change: the default of the first server's
  * `publicBaseUrl` variable is the URL this service is published at (PUBLIC_BASE_URL), so a client
- * generated from it points at the right host.
+ * generated from it points at the right host. `?version=<date>` serves that released version's
+ * frozen bundle (openapi/versions/) the same way, and /docs?version=<date> its reference;
+ * /docs/changelog lists the version changes from their modules (src/domain/versions/changes/).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Router from '@koa/router';
 import type { Store } from '../store/store.ts';
 import { BUNDLED_SPEC_URL } from '../contract/spec.ts';
+import { CURRENT_VERSION } from '../domain/versions/registry.ts';
+import { RELEASED_VERSIONS } from '../domain/versions/released.ts';
+import { changelogPage } from './changelog.ts';
+import { ApiProblem } from './problem.ts';
 
 const require = createRequire(import.meta.url);
 
-const REFERENCE_PAGE = `<!doctype html>
+const referencePage = (specUrl: string) => `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
@@ -21,7 +27,7 @@ const REFERENCE_PAGE = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1">
   </head>
   <body>
-    <redoc spec-url="/openapi.json" show-extensions="x-required-role,x-required-scope"></redoc>
+    <redoc spec-url="${specUrl}" show-extensions="x-required-role,x-required-scope"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
 </html>
@@ -42,7 +48,16 @@ function publishedSpec(bundled: string, publicBaseUrl: string): string {
 export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
   const router = new Router();
   const bundled = readFileSync(BUNDLED_SPEC_URL, 'utf8');
-  let served: { baseUrl: string; spec: string } | undefined;
+  const served = new Map<string, { baseUrl: string; spec: string }>();
+  /** The version a `?version=` asks for (the current one without it); a bad one is 400 api_version_invalid. */
+  const versionAsked = (query: unknown): string => {
+    if (query === undefined) return CURRENT_VERSION;
+    if (typeof query === 'string' && RELEASED_VERSIONS.includes(query)) return query;
+    throw new ApiProblem(400, 'api_version_invalid', 'The API version is not valid', `version must be one of ${RELEASED_VERSIONS.join(', ')}.`, {
+      supportedVersions: [...RELEASED_VERSIONS],
+    });
+  };
+  const bundleOf = (version: string) => (version === CURRENT_VERSION ? bundled : readFileSync(new URL(`../../openapi/versions/${version}.json`, import.meta.url), 'utf8'));
   const redocPath = require.resolve('redoc/bundles/redoc.standalone.js');
   let redocScript: Buffer | undefined;
 
@@ -64,13 +79,21 @@ export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.set('Cache-Control', 'no-cache');
+    const version = versionAsked(ctx.query.version);
     const baseUrl = publicBaseUrl();
-    if (served?.baseUrl !== baseUrl) served = { baseUrl, spec: publishedSpec(bundled, baseUrl) };
-    ctx.body = served.spec;
+    let spec = served.get(version);
+    if (spec?.baseUrl !== baseUrl) served.set(version, (spec = { baseUrl, spec: publishedSpec(bundleOf(version), baseUrl) }));
+    ctx.set('Mos-Version', version);
+    ctx.body = spec.spec;
   });
   router.get('/docs', (ctx) => {
+    const version = versionAsked(ctx.query.version);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = REFERENCE_PAGE;
+    ctx.body = referencePage(version === CURRENT_VERSION ? '/openapi.json' : `/openapi.json?version=${version}`);
+  });
+  router.get('/docs/changelog', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = changelogPage();
   });
   router.get('/docs/redoc.standalone.js', (ctx) => {
     redocScript ??= readFileSync(redocPath);

@@ -10,6 +10,7 @@ import { environmentId, isLivemode, liveAccountId, testEnvironmentId } from '../
 import { escalationIssue, requestedKey, type KeyHolder, type KeyRequest } from '../domain/accounts/scopes.ts';
 import { fail } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { CURRENT_VERSION } from '../domain/versions/registry.ts';
 import { findAccount, insertAccount, insertTestEnvironment, lockAccount, type AccountRecord } from '../store/accounts.ts';
 import {
   countActiveAdminKeys,
@@ -83,6 +84,10 @@ export async function openAccount(
     email,
     currency: input.currency ?? 'USD',
     createdAt: ctx.clock.now().toISOString(),
+    // Pinned when it is made: a new account speaks today's contract until an admin upgrades it.
+    apiVersion: CURRENT_VERSION,
+    previousApiVersion: null,
+    apiVersionChangedAt: null,
   };
   await insertAccount(tx, account);
   await insertTestEnvironment(tx, account.accountId, testEnvironmentId(account.accountId));
@@ -212,10 +217,11 @@ export async function revokeApiKey(ctx: AppContext, accountId: string | null, ke
  * The account of the caller's environment, under the account's own id in either mode. A key
  * outlives nothing: an account without a row means a broken database, not a caller error.
  */
-export async function getAccount(ctx: AppContext, accountId: string): Promise<Account> {
+export async function getAccount(ctx: AppContext, accountId: string, apiVersion: string): Promise<Account> {
   const account = await accountRecord(ctx, liveAccountId(accountId));
   if (!account) throw fail.notFound('The account of this API key no longer exists.');
-  return { ...account, livemode: isLivemode(accountId) };
+  const { accountId: id, name, email, currency, createdAt } = account;
+  return { accountId: id, name, email, currency, createdAt, livemode: isLivemode(accountId), apiVersion };
 }
 
 /** Accounts remembered at most per store; the oldest is dropped beyond (one not remembered is read again). */
@@ -224,7 +230,8 @@ const rememberedAccounts = new WeakMap<Store, Map<string, AccountRecord>>();
 
 /**
  * An account's row, remembered by this process once read: no statement updates or deletes a row of
- * `accounts` once it is inserted, so what was read stays exact on either engine, however many
+ * `accounts` once it is inserted (but for its API version columns, which getAccount takes from its
+ * caller instead: the key's principal, or a fresh read), so what was read stays exact on either engine, however many
  * instances share the database. Remembered only once the read has answered, that is once the row
  * is durable. The read was a sixth of GET /v1/account's CPU (issue 17).
  */

@@ -32,6 +32,9 @@ export const SHARED_CACHE_TTL_MS = 2_000;
 /** Keys remembered at most; the oldest is dropped beyond (a key not remembered is simply read again). */
 const CACHE_MAX_KEYS = 10_000;
 
+/** A key as remembered: with its account's pinned API version (forgotten when that changes, like a revocation). */
+type KeyWithVersion = ApiKeyRecord & { apiVersion: string };
+
 export interface ApiKeyAuthenticator {
   authenticate(token: string): Promise<ApiKeyPrincipal>;
   /** Drops every remembered key: called once a revocation has committed, before it is answered. */
@@ -47,7 +50,7 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
   const lastTouched = new Map<string, number>();
   const ttlMs = store.sharedByInstances ? SHARED_CACHE_TTL_MS : Infinity;
   /** Valid keys by the hash of their secret (never the secret itself), with when they were read. */
-  const remembered = new Map<string, { key: ApiKeyRecord; readAt: number }>();
+  const remembered = new Map<string, { key: KeyWithVersion; readAt: number }>();
   /** Bumped by every forget(): a look-up that started under an older generation keeps nothing. */
   let generation = 0;
   let listening = false;
@@ -57,7 +60,7 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
     remembered.clear();
   };
 
-  async function lookUp(secretHash: string): Promise<ApiKeyRecord | undefined> {
+  async function lookUp(secretHash: string): Promise<KeyWithVersion | undefined> {
     const entry = remembered.get(secretHash);
     // Remembered for good where ttlMs is Infinity (sql.js): no clock read on that hit.
     if (entry && (ttlMs === Infinity || clock.now().getTime() - entry.readAt < ttlMs)) return entry.key;
@@ -97,7 +100,7 @@ export function apiKeyAuthenticator(ctx: AppContext): ApiKeyAuthenticator {
         log.warn({ err, keyId: key.keyId }, 'could not record API key use');
       });
     }
-    return { kind: 'apiKey', accountId: key.accountId, livemode, keyId: key.keyId, role: key.role, scopes: key.scopes };
+    return { kind: 'apiKey', accountId: key.accountId, livemode, keyId: key.keyId, role: key.role, scopes: key.scopes, apiVersion: key.apiVersion };
   }
 
   return { authenticate, forget };

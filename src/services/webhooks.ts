@@ -3,12 +3,13 @@
  * registration with the URL check, changes, secret rotation, test events, retries and the
  * delivery log; and the one mapping of endpoint and attempt records to the API's shapes.
  */
-import { lockAccount } from '../store/accounts.ts';
+import { findAccount, lockAccount } from '../store/accounts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { recordAudit } from './audit.ts';
 import { urlDecision } from '../domain/webhooks/addressPolicy.ts';
-import { isLivemode } from '../domain/accounts/environments.ts';
+import { isLivemode, liveAccountId } from '../domain/accounts/environments.ts';
+import { VERSIONS } from '../domain/versions/registry.ts';
 import { fail } from '../errors.ts';
 import { queueRecovery } from '../store/events.ts';
 import { findDelivery, scheduleRetry } from '../store/outbox.ts';
@@ -60,7 +61,16 @@ function toWebhook(e: WebhookEndpointRecord, now: Date): Webhook {
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
     livemode: isLivemode(e.accountId),
+    apiVersion: e.apiVersion,
   };
+}
+
+/** A version an endpoint may be pinned to, or 400 `api_version_invalid` naming them. */
+function checkApiVersion(version: string | undefined): string | undefined {
+  if (version === undefined || VERSIONS.includes(version)) return version;
+  throw fail.invalid('api_version_invalid', `${version} is not a version of this API; supported: ${VERSIONS.join(', ')}.`, [{ pointer: '/apiVersion', message: 'is not a version of this API' }], {
+    supportedVersions: [...VERSIONS],
+  });
 }
 
 function toAttempt(a: DeliveryAttemptRecord, livemode: boolean): WebhookDeliveryAttempt {
@@ -155,7 +165,7 @@ export async function listWebhookDeliveries(ctx: AppContext, accountId: string, 
 
 /** What the audit log keeps of an endpoint's settings (never its secret). */
 function auditedSettings(endpoint: WebhookEndpointRecord) {
-  return { url: endpoint.url, description: endpoint.description, events: endpoint.events, enabled: endpoint.enabled };
+  return { url: endpoint.url, description: endpoint.description, events: endpoint.events, enabled: endpoint.enabled, apiVersion: endpoint.apiVersion };
 }
 
 /** One change of settings is one entry: disabling or enabling names itself, anything else is an update. */
@@ -168,9 +178,10 @@ function settingsAction(before: WebhookEndpointRecord, after: WebhookEndpointRec
 export async function createWebhook(
   ctx: AppContext,
   accountId: string,
-  input: { url: string; events: readonly string[]; description?: string | undefined },
+  input: { url: string; events: readonly string[]; description?: string | undefined; apiVersion?: string | undefined },
 ): Promise<{ webhook: Webhook; secret: string }> {
   const events = checkEvents(input.events, (i) => `/events/${i}`);
+  const chosenVersion = checkApiVersion(input.apiVersion);
   const url = await checkEndpointUrl(input.url, ctx.config.webhooks.allowedHosts, ctx.resolve);
   const webhookId = newId('whk');
   const secret = newWebhookSecret();
@@ -190,7 +201,9 @@ export async function createWebhook(
         { limit },
       );
     }
-    await insertEndpoint(tx, { webhookId, accountId, url, description: input.description ?? '', events, secret, createdAt });
+    // By default, the version the account is pinned to now (read here: an upgrade may have just committed).
+    const apiVersion = chosenVersion ?? (await findAccount(tx, liveAccountId(accountId)))!.apiVersion;
+    await insertEndpoint(tx, { webhookId, accountId, url, description: input.description ?? '', events, secret, createdAt, apiVersion });
     const created = (await findEndpoint(tx, accountId, webhookId))!;
     await recordAudit(tx, ctx, { accountId, action: 'webhook.created', target: { type: 'webhook', id: webhookId }, change: { before: null, after: auditedSettings(created) } });
     return created;
@@ -202,9 +215,10 @@ export async function updateWebhook(
   ctx: AppContext,
   accountId: string,
   webhookId: string,
-  changes: { url?: string | undefined; events?: readonly string[] | undefined; description?: string | undefined; enabled?: boolean | undefined },
+  changes: { url?: string | undefined; events?: readonly string[] | undefined; description?: string | undefined; enabled?: boolean | undefined; apiVersion?: string | undefined },
 ): Promise<Webhook> {
   await requireEndpoint(ctx, accountId, webhookId);
+  const apiVersion = checkApiVersion(changes.apiVersion);
   const events = changes.events === undefined ? undefined : checkEvents(changes.events, (i) => `/events/${i}`);
   const url = changes.url === undefined ? undefined : await checkEndpointUrl(changes.url, ctx.config.webhooks.allowedHosts, ctx.resolve);
   const now = ctx.clock.now().toISOString();
@@ -220,6 +234,7 @@ export async function updateWebhook(
         ...(url !== undefined ? { url } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
         ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+        ...(apiVersion !== undefined ? { apiVersion } : {}),
       },
       now,
     );

@@ -54,9 +54,13 @@ export async function insertApiKey(tx: SqlExecutor, key: ApiKeyRecord, secretHas
   );
 }
 
-export async function findApiKeyByHash(db: SqlExecutor, secretHash: string): Promise<ApiKeyRecord | undefined> {
-  const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?`, [secretHash]);
-  return row && toRecord(row);
+/** The key with this hash, and the API version its account is pinned to (what a request with it defaults to). */
+export async function findApiKeyByHash(db: SqlExecutor, secretHash: string): Promise<(ApiKeyRecord & { apiVersion: string }) | undefined> {
+  const row = await db.get<ApiKeyRow & { api_version: string }>(
+    `SELECT ${COLUMNS.split(', ').map((column) => `k.${column}`).join(', ')}, a.api_version FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = ?`,
+    [secretHash],
+  );
+  return row && { ...toRecord(row), apiVersion: row.api_version };
 }
 
 /** A key of this account, or undefined: another account's key is indistinguishable from none. */
@@ -95,7 +99,7 @@ export async function countActiveApiKeys(db: SqlExecutor, accountId: string): Pr
 
 /**
  * The LISTEN/NOTIFY channel of revocations on PostgreSQL: notified (at commit, by the database)
- * whenever a key is revoked, so every instance forgets the keys it remembers at once.
+ * whenever a key is revoked or its account's API version changes, so every instance forgets the keys it remembers at once.
  */
 export const API_KEYS_CHANNEL = 'mos_api_keys';
 

@@ -39,8 +39,8 @@ export async function insertEvent(tx: Tx, event: OutboxEventRecord): Promise<voi
   );
 }
 
-/** Enabled endpoints of the account that chose this event type. */
-export async function subscribedEndpointIds(db: SqlExecutor, accountId: string, eventType: string): Promise<string[]> {
+/** Enabled endpoints of the account that chose this event type, with the API version each is pinned to. */
+export async function subscribedEndpoints(db: SqlExecutor, accountId: string, eventType: string): Promise<{ id: string; apiVersion: string }[]> {
   // Most accounts have no endpoint for most events. sql.js answers the join below in ~10 us even
   // when nothing matches (a tenth of a submit's CPU, issue 17), the subscriptions' own index in
   // well under one; the join runs only when there is a subscription (same answer either way).
@@ -48,14 +48,14 @@ export async function subscribedEndpointIds(db: SqlExecutor, accountId: string, 
     const any = await db.get('SELECT 1 AS found FROM webhook_subscriptions WHERE account_id = ? AND event_type = ? LIMIT 1', [accountId, eventType]);
     if (!any) return [];
   }
-  const rows = await db.all<{ id: string }>(
-    `SELECT e.id AS id FROM webhook_subscriptions s
+  const rows = await db.all<{ id: string; api_version: string }>(
+    `SELECT e.id AS id, e.api_version AS api_version FROM webhook_subscriptions s
        JOIN webhook_endpoints e ON e.id = s.webhook_id
       WHERE s.account_id = ? AND s.event_type = ? AND e.enabled = 1
       ORDER BY e.id`,
     [accountId, eventType],
   );
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, apiVersion: r.api_version }));
 }
 
 /** Pending deliveries of the event to each endpoint, due at `dueAt` (one statement). */
@@ -86,6 +86,8 @@ export interface ClaimedDelivery {
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
   failingSince: string | null;
+  /** The API version the endpoint's deliveries are rendered in. */
+  apiVersion: string;
   /** Attempts made before this one. */
   attempts: number;
   leaseToken: string;
@@ -161,6 +163,7 @@ interface ClaimedRow {
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
   failing_since: string | null;
+  api_version: string;
 }
 
 /** The deliveries this lease token holds, with their event and endpoint (index webhook_deliveries_by_lease). */
@@ -168,7 +171,7 @@ export async function leasedDeliveries(db: SqlExecutor, leaseToken: string): Pro
   const rows = await db.all<ClaimedRow>(
     `SELECT d.webhook_id, d.event_id, d.account_id, d.attempts, d.lease_token,
             v.type, v.is_test, v.payload, v.occurred_at,
-            e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, e.failing_since
+            e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, e.failing_since, e.api_version
        FROM webhook_deliveries d
        JOIN webhook_events v ON v.id = d.event_id
        JOIN webhook_endpoints e ON e.id = d.webhook_id
@@ -188,6 +191,7 @@ export async function leasedDeliveries(db: SqlExecutor, leaseToken: string): Pro
     previousSecret: r.previous_secret === null ? null : db.sealer.open(r.previous_secret, webhookSecretContext(r.webhook_id)),
     previousSecretExpiresAt: r.previous_secret_expires_at,
     failingSince: r.failing_since,
+    apiVersion: r.api_version,
     attempts: r.attempts,
     leaseToken: r.lease_token,
   }));

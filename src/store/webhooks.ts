@@ -27,6 +27,8 @@ export interface WebhookEndpointRecord {
   failingSince: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The API version its deliveries are rendered in. */
+  apiVersion: string;
 }
 
 interface EndpointRow {
@@ -42,10 +44,11 @@ interface EndpointRow {
   failing_since: string | null;
   created_at: string;
   updated_at: string;
+  api_version: string;
 }
 
 const COLUMNS = `id, account_id, url, description, enabled, disabled_reason, disabled_at,
-  secret, previous_secret_expires_at, failing_since, created_at, updated_at`;
+  secret, previous_secret_expires_at, failing_since, created_at, updated_at, api_version`;
 
 async function withEvents(db: SqlExecutor, rows: EndpointRow[]): Promise<WebhookEndpointRecord[]> {
   if (rows.length === 0) return [];
@@ -67,6 +70,7 @@ async function withEvents(db: SqlExecutor, rows: EndpointRow[]): Promise<Webhook
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    apiVersion: row.api_version,
   }));
 }
 
@@ -78,14 +82,15 @@ export interface NewEndpoint {
   events: readonly string[];
   secret: string;
   createdAt: string;
+  apiVersion: string;
 }
 
 export async function insertEndpoint(tx: Tx, e: NewEndpoint): Promise<void> {
   await tx.run(
     `INSERT INTO webhook_endpoints (id, account_id, url, description, enabled, disabled_reason, disabled_at, secret,
-       previous_secret, previous_secret_expires_at, failing_since, created_at, updated_at)
-     VALUES (?, ?, ?, ?, 1, NULL, NULL, ?, NULL, NULL, NULL, ?, ?)`,
-    [e.webhookId, e.accountId, e.url, e.description, tx.sealer.seal(e.secret, webhookSecretContext(e.webhookId)), e.createdAt, e.createdAt],
+       previous_secret, previous_secret_expires_at, failing_since, created_at, updated_at, api_version)
+     VALUES (?, ?, ?, ?, 1, NULL, NULL, ?, NULL, NULL, NULL, ?, ?, ?)`,
+    [e.webhookId, e.accountId, e.url, e.description, tx.sealer.seal(e.secret, webhookSecretContext(e.webhookId)), e.createdAt, e.createdAt, e.apiVersion],
   );
   await replaceSubscriptions(tx, e.accountId, e.webhookId, e.events);
 }
@@ -128,11 +133,13 @@ export interface EndpointChanges {
   description?: string;
   /** true re-enables (clearing the reason and the failure run); false disables by hand. */
   enabled?: boolean;
+  apiVersion?: string;
 }
 
 export async function updateEndpoint(tx: Tx, webhookId: string, changes: EndpointChanges, now: string): Promise<void> {
   if (changes.url !== undefined) await tx.run('UPDATE webhook_endpoints SET url = ? WHERE id = ?', [changes.url, webhookId]);
   if (changes.description !== undefined) await tx.run('UPDATE webhook_endpoints SET description = ? WHERE id = ?', [changes.description, webhookId]);
+  if (changes.apiVersion !== undefined) await tx.run('UPDATE webhook_endpoints SET api_version = ? WHERE id = ?', [changes.apiVersion, webhookId]);
   if (changes.enabled === true) {
     const enabled = await tx.run(
       'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL WHERE id = ? AND enabled = 0',

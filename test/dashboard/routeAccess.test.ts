@@ -49,6 +49,8 @@ const FORMS: Record<string, 'fresh-code' | 'own-code' | 'none'> = {
   'application.conditions.waive': 'none',
   'settings.pricing': 'none',
   'settings.underwriting': 'none',
+  'settings.api-version.upgrade': 'none',
+  'settings.api-version.rollback': 'none',
 };
 
 const clock = manualClock(Date.parse('2026-11-02T09:00:15Z'));

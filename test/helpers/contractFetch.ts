@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { dereference } from '../../src/contract/spec.ts';
+import { CURRENT_VERSION } from '../../src/domain/versions/registry.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -89,6 +90,35 @@ async function checkResponse(method: string, url: string, response: Response): P
   if (!validate(body)) {
     throw new ContractViolation(`${where}: body does not match the spec: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
   }
+  // Rendered in an older version: the body must match that version's frozen contract too.
+  const version = response.headers.get('mos-version');
+  if (!version) throw new ContractViolation(`${where}: no Mos-Version header`);
+  const older = version === CURRENT_VERSION ? undefined : versionedSchema(version, op, response.status, contentType);
+  if (older) {
+    const check = validatorFor(`${version} ${op.operationId} ${response.status} ${contentType}`, older);
+    if (!check(body)) throw new ContractViolation(`${where}: body does not match version ${version}'s contract: ${ajv.errorsText(check.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+  }
+}
+
+/** Released versions' bundles (openapi/versions/), dereferenced once each. */
+const bundles = new Map<string, Json>();
+/** The schema of a response in a released version's frozen bundle. */
+function versionedSchema(version: string, op: { method: string; pathTemplate: string }, status: number, contentType: string): Json | undefined {
+  let bundle = bundles.get(version);
+  if (!bundle) {
+    bundle = dereference(JSON.parse(readFileSync(new URL(`../../openapi/versions/${version}.json`, import.meta.url), 'utf8'))) as Json;
+    bundles.set(version, bundle);
+  }
+  return bundle.paths?.[op.pathTemplate]?.[op.method]?.responses?.[String(status)]?.content?.[contentType]?.schema;
+}
+
+/** A payload's problems against the schema of its event in a released version's bundle, or null. */
+export function versionedPayloadErrors(version: string, payload: Json): string | null {
+  versionedSchema(version, { method: 'get', pathTemplate: '' }, 0, '');
+  const schema = bundles.get(version)!.webhooks?.[payload.event]?.post?.requestBody?.content?.['application/json']?.schema;
+  if (!schema) return `version ${version} has no event ${String(payload.event)}`;
+  const check = validatorFor(`${version} webhook ${payload.event}`, schema);
+  return check(payload) ? null : ajv.errorsText(check.errors);
 }
 
 const problemSchema = spec.components.schemas.Problem;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import {
+  API_VERSION,
   createMortgageClient,
   isProblemError,
   PROBLEM_CODES,
@@ -64,6 +65,17 @@ describe('typed calls with the API key', () => {
     const { data: again } = await client.api.GET('/v1/quotes/{quoteId}', { params: { path: { quoteId: quote!.quoteId } } });
     expect(again).toEqual(quote);
     expect(sent.at(-1)!.headers.get('authorization')).toBe(`Bearer ${account.apiKey}`);
+  });
+});
+
+describe('apiVersion', () => {
+  it('sends Mos-Version: the version its types describe by default, the one asked for with apiVersion', async () => {
+    const { response } = await client.api.GET('/v1/account');
+    expect(sent.at(-1)!.headers.get('mos-version')).toBe(API_VERSION);
+    expect(response.headers.get('mos-version')).toBe(API_VERSION);
+    const early = createMortgageClient({ baseUrl: app.baseUrl, apiKey: account.apiKey, apiVersion: '2026-11-21' });
+    const { response: answered } = await early.api.GET('/v1/account');
+    expect(answered.headers.get('mos-version')).toBe('2026-11-21');
   });
 });
 

@@ -528,7 +528,7 @@ describe(`store conformance (${testEngine()})`, () => {
   describe('outbox', () => {
     it('claims a due delivery once however many claim together, and records the attempt only under the lease', async () => {
       const webhookId = newId('whk');
-      await store.transaction((tx) => insertEndpoint(tx, { webhookId, accountId, url: 'https://example.test/hook', description: '', events: ['application.approved'], secret: 'whsec_abcd', createdAt: T0 }));
+      await store.transaction((tx) => insertEndpoint(tx, { webhookId, accountId, url: 'https://example.test/hook', description: '', events: ['application.approved'], secret: 'whsec_abcd', createdAt: T0, apiVersion: '2026-12-07' }));
       const eventIds = [newId('evt'), newId('evt'), newId('evt')];
       await store.transaction(async (tx) => {
         for (const eventId of eventIds) {

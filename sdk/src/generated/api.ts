@@ -1578,6 +1578,7 @@ export interface components {
              *     | `malformed_path` | 400 | any path with broken percent-encoding |
              *     | `invalid_content_encoding` | 400 | a body whose `Content-Encoding` does not decode |
              *     | `request_aborted` | 400 | the client closed the connection before the body arrived |
+             *     | `api_version_invalid` | 400 | any operation: a `Mos-Version` that is not one of the versions (`supportedVersions` lists them); nothing is changed |
              *     | `bad_request` | 400 | any other request the HTTP layer cannot read |
              *     | `body_not_allowed` | 400 | a body sent to an operation that takes none |
              *     | `body_too_deep` | 400 | a JSON body nested too deeply |
@@ -1687,6 +1688,8 @@ export interface components {
             currentStatus?: string;
             /** @description For an unknown export format, the formats this account can use (the three built-in ones and at most 100 of its own). */
             validFormats?: string[];
+            /** @description For `api_version_invalid`, the API versions this service serves, oldest first. */
+            supportedVersions?: components["schemas"]["ApiVersion"][];
         };
         /** @description One field or parameter that failed validation. */
         ValidationIssue: {
@@ -1746,7 +1749,16 @@ export interface components {
             currency: string;
             createdAt: components["schemas"]["Timestamp"];
             livemode: components["schemas"]["Livemode"];
+            /** @description The API version the account is pinned to (requests without `Mos-Version` are answered in it). Admins upgrade it in the dashboard's settings. */
+            apiVersion: components["schemas"]["ApiVersion"];
         };
+        /**
+         * @description A version of this API: the date it was released. Send one in the `Mos-Version` header to be
+         *     answered in it; without the header a request is answered in the version its account is pinned
+         *     to. Every response says the version it was rendered in, in its own `Mos-Version` header.
+         * @example 2026-12-07
+         */
+        ApiVersion: string;
         /**
          * @description `admin` may manage integrations (API keys, webhooks, pricing, underwriting rules, export formats);
          *     `member` may use and read everything else; `restricted` may do only what its `scopes` grant
@@ -3016,6 +3028,8 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
             livemode: components["schemas"]["Livemode"];
+            /** @description The API version its deliveries are rendered in (by default the account's when the endpoint was registered). */
+            apiVersion: components["schemas"]["ApiVersion"];
         };
         /** @description The endpoint and, this once, its signing secret. */
         WebhookWithSecret: components["schemas"]["Webhook"] & {
@@ -3040,6 +3054,8 @@ export interface components {
              * @example Loan servicing system
              */
             description?: string;
+            /** @description The API version to render its deliveries in; by default the account's. */
+            apiVersion?: components["schemas"]["ApiVersion"];
         };
         /**
          * @description Changes to an endpoint; fields left out stay as they are. `enabled: true` re-enables an
@@ -3053,6 +3069,8 @@ export interface components {
             description?: string;
             /** @description false stops deliveries; true resumes them. */
             enabled?: boolean;
+            /** @description Deliveries from now on are rendered in this API version. */
+            apiVersion?: components["schemas"]["ApiVersion"];
         };
         /** @description Which event's sample to send. */
         WebhookTestRequest: {
@@ -4409,7 +4427,8 @@ export interface components {
              *     `mfa.recoveryCodeUsed`, `mfa.recoveryCodesRegenerated`, `mfa.disabled`, `mfa.reset`,
              *     `account.mfaRequirementChanged`, `condition.added`, `condition.satisfied`,
              *     `condition.waived`, `rateLock.created`, `rateLock.extended`, `rateLock.cancelled`,
-             *     `testClock.advanced`, `testClock.reset`. New actions may be added.
+             *     `testClock.advanced`, `testClock.reset`, `account.apiVersionUpgraded`,
+             *     `account.apiVersionRolledBack`. New actions may be added.
              * @example webhook.secretRotated
              */
             action: string;
@@ -5192,6 +5211,7 @@ export type SchemaValidationIssue = components['schemas']['ValidationIssue'];
 export type SchemaListEnvelope = components['schemas']['ListEnvelope'];
 export type SchemaTimestamp = components['schemas']['Timestamp'];
 export type SchemaAccount = components['schemas']['Account'];
+export type SchemaApiVersion = components['schemas']['ApiVersion'];
 export type SchemaApiKeyRole = components['schemas']['ApiKeyRole'];
 export type SchemaApiKey = components['schemas']['ApiKey'];
 export type SchemaApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];

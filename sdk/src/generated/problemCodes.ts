@@ -7,6 +7,7 @@ export const PROBLEM_CODES = {
   malformed_path: 400,
   invalid_content_encoding: 400,
   request_aborted: 400,
+  api_version_invalid: 400,
   bad_request: 400,
   body_not_allowed: 400,
   body_too_deep: 400,

@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type { AppContext } from '../../context.ts';
 import { stackedBars } from '../../domain/applications/pipeline.ts';
 import { getAccount } from '../../services/accounts.ts';
+import { accountApiVersion } from '../../services/apiVersions.ts';
 import { pipeline } from '../../services/desk.ts';
 import type { ActiveSession } from '../../services/sessions.ts';
 import { accountOf, requireSession } from '../page.ts';
@@ -13,12 +14,14 @@ const CHART = { width: 600, height: 120, labelEvery: 7 };
 
 export async function overviewData(ctx: AppContext, session: ActiveSession) {
   const lending = await pipeline(ctx, accountOf(session));
+  const versions = await accountApiVersion(ctx, accountOf(session));
   return {
     pipeline: lending,
     chart: stackedBars(lending.decisions, CHART),
     title: 'Overview',
     nav: 'overview' as const,
-    account: await getAccount(ctx, accountOf(session)),
+    account: await getAccount(ctx, accountOf(session), versions.apiVersion),
+    versions,
     baseUrl: ctx.config.publicBaseUrl,
     newKey: null as string | null,
     welcome: false,

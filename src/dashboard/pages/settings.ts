@@ -15,10 +15,13 @@ import { actingAs, accountOf, fieldValues, formErrors, formOf, redirect, require
 import { render } from '../render.ts';
 import { contractIssues, requestSchema } from '../validation.ts';
 import { fail } from '../../errors.ts';
+import { accountApiVersion } from '../../services/apiVersions.ts';
+import { API_VERSION_DONE, apiVersionRoutes } from './apiVersion.ts';
 
 const DONE: Record<string, string> = {
   pricing: 'The rate sheet is saved: new quotes are priced from it.',
   underwriting: 'The underwriting rules are saved: submissions from now on are decided by them.',
+  ...API_VERSION_DONE,
 };
 
 /** The array tables of the rate sheet form and the blank rows each offers for additions. */
@@ -59,6 +62,7 @@ async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms 
       nav: 'settings',
       pricing: { ...pricingForm, rows: rowCounts(pricingForm.values, pricingForm.blank), isDefault: pricing.isDefault, updatedAt: pricing.updatedAt },
       underwriting: { ...(forms.underwriting ?? { values: fieldValues(ruleValues), errors: {}, message: null }), updatedAt: rulesUpdatedAt },
+      versions: await accountApiVersion(ctx, accountId),
       done: DONE[String(koa.query.done)] ?? null,
     },
     status,
@@ -67,6 +71,7 @@ async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms 
 
 export function settingsRoutes(router: Router, ctx: AppContext): void {
   router.get('settings', '/settings', (koa) => settingsPage(koa, ctx));
+  apiVersionRoutes(router, ctx);
 
   router.post('settings.pricing', '/settings/pricing', async (koa) => {
     const session = requireRoleFor(koa, 'updatePricing');

@@ -49,6 +49,8 @@ export type AuditAction =
   | 'mfa.disabled'
   | 'mfa.reset'
   | 'account.mfaRequirementChanged'
+  | 'account.apiVersionUpgraded'
+  | 'account.apiVersionRolledBack'
   | 'condition.added'
   | 'condition.satisfied'
   | 'condition.waived'

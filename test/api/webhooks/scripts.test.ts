@@ -76,6 +76,19 @@ describe('webhooks:send and webhooks:listen', () => {
     expect(received!.payload).toEqual(specWebhooks['document.uploaded']!.example);
   }, 60_000);
 
+  it('send renders in --version: the first version sends application.approved as it is and has no rate lock event to send', async () => {
+    const secret = newWebhookSecret();
+    const listener = await listen(['--secret', secret]);
+    const url = `http://127.0.0.1:${listener.port}/hooks`;
+    const sent = await send(['--url', url, '--secret', secret, '--event', 'application.approved', '--version', '2026-11-21']);
+    expect(sent.output).toMatchObject({ event: 'application.approved', status: 200 });
+    const [, received] = await listener.waitForLines(2);
+    expect(received!.payload).toEqual(specWebhooks['application.approved']!.example);
+    const refused = await send(['--url', url, '--secret', secret, '--event', 'rate_lock.created', '--version', '2026-11-21']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/2026-11-21 has no rate_lock.created event/);
+  }, 60_000);
+
   it('send and listen know the rate lock events: each kind is sent as its spec sample and matches the spec', async () => {
     const secret = newWebhookSecret();
     const listener = await listen(['--secret', secret]);
