@@ -106,7 +106,12 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   // The embedded store's continuous archive: its files, the plans made from their names, the archiver and the restore.
   archive: {
     mutate: ['src/store/sqljs/archive/archiveFile.ts', 'src/store/sqljs/archive/archivePlan.ts', 'src/store/sqljs/archive/archiver.ts', 'src/store/sqljs/archive/restoreArchive.ts'],
-    testFiles: ['test/unit/store/sqljs/archiveFormat.test.ts', 'test/unit/store/sqljs/archiveRestore.test.ts', 'test/unit/store/sqljs/archive.test.ts'],
+    testFiles: [
+      'test/unit/store/sqljs/archiveFormat.test.ts',
+      'test/unit/store/sqljs/archiveRestore.test.ts',
+      'test/unit/store/sqljs/archiver.test.ts',
+      'test/unit/store/sqljs/archive.test.ts',
+    ],
   },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
