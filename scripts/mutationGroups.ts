@@ -75,6 +75,7 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     testFiles: [
       'test/unit/store/sqljs/backupFormat.test.ts',
       'test/unit/store/sqljs/backupFile.test.ts',
+      'test/unit/services/backups.test.ts',
       'test/unit/services/backupRoundTrip.test.ts',
       'test/api/backupVerify.test.ts',
       'test/api/backup.test.ts',

@@ -315,6 +315,12 @@ describe('a backup\'s contents', () => {
 
   it('refuses a database at another LSN than its header\'s, or a document the database does not name', async () => {
     expect(await refusedWith(42, [['snapshot.db', await image(41)]])).toBe('its database holds LSN 41, its header says 42');
+    const { SQL } = await loadSqlJs();
+    const noMetaRow = new SQL.Database();
+    noMetaRow.run('CREATE TABLE _engine_meta (id INTEGER PRIMARY KEY, last_lsn INTEGER NOT NULL); CREATE TABLE documents (id TEXT PRIMARY KEY);');
+    const bytes = Buffer.from(noMetaRow.export());
+    noMetaRow.close();
+    expect(await refusedWith(42, [['snapshot.db', bytes]])).toBe('its database holds LSN undefined, its header says 42');
     expect(await refusedWith(42, [['snapshot.db', await image(42, ['doc-other'])], [DOC, Buffer.from('%PDF')]])).toBe(`it holds ${DOC}, which its database does not name`);
   });
 
