@@ -4,7 +4,7 @@
  * for an HMAC the loaded keys cannot check, with the answer naming why.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,8 @@ describe('takeBackup', () => {
     const plain = await takeBackup(ctx(), store, fresh(), false);
     expect(plain).toMatchObject({ lsn: store.stats().lsn, includesKey: false, documents: 0, skippedDocuments: [], createdAt: '2026-12-07T10:00:00.000Z', hmacKeyId: store.backupHmacKey().keyId });
     expect(logged.at(-1)).toEqual(['info', { file: plain.file, lsn: plain.lsn, sha256: plain.sha256, hmacKeyId: plain.hmacKeyId, includesKey: false, documents: 0 }, 'backup taken']);
+    // Without --include-key the key never travels with the data it opens.
+    expect((await readBackupFile(plain.file, null)).header.entries.map((e) => e.name)).toEqual(['snapshot.db']);
 
     // No bank secret file yet: a key backup leaves it out, and it is no skipped document.
     const withKey = await takeBackup(ctx(), store, fresh(), true);
@@ -73,6 +75,31 @@ describe('takeBackup', () => {
     await restoreFromBackup(envBank.file, envInto, options());
     expect(await readdir(envInto)).not.toContain('bank-secret.key');
     await rm(path.join(dataDir, 'bank-secret.key'));
+    // A bank secret file that is there but cannot be read fails the backup instead of leaving it out.
+    await mkdir(path.join(dataDir, 'bank-secret.key'));
+    const unreadable = fresh();
+    await expect(takeBackup(ctx(), store, unreadable, true)).rejects.toThrow(/EISDIR/);
+    await expect(readFile(unreadable)).rejects.toThrow(/ENOENT/);
+    await rm(path.join(dataDir, 'bank-secret.key'), { recursive: true });
+  });
+
+  it('leaves out a document deleted between the copy of the database and the reading of its file, naming it', async () => {
+    const kept = `doc-${'0'.repeat(25)}k`;
+    const gone = `doc-${'0'.repeat(25)}g`;
+    await mkdir(path.join(dataDir, 'documents'), { recursive: true });
+    await writeFile(path.join(dataDir, 'documents', kept), '%PDF-1.4 kept');
+    // The copy named both documents; one file was deleted before it was read.
+    const real = store.backupImage.bind(store);
+    const racing = Object.assign(Object.create(store) as SqlJsStore, {
+      backupImage: async <T>(alsoRead: (db: never) => Promise<T>) => ({ ...(await real(alsoRead as never)), read: [kept, gone] as T }),
+    });
+    logged.length = 0;
+    const taken = await takeBackup(ctx(), racing, fresh(), false);
+    expect(taken).toMatchObject({ documents: 1, skippedDocuments: [gone] });
+    expect(logged[0]).toEqual(['warn', { skippedDocuments: [gone] }, 'backup: documents deleted while it was taken are not in it']);
+    expect(logged[1]).toMatchObject(['info', { documents: 1 }, 'backup taken']);
+    expect((await readBackupFile(taken.file, null)).header.entries.map((e) => e.name)).toEqual(['snapshot.db', `documents/${kept}`]);
+    await rm(path.join(dataDir, 'documents', kept));
   });
 
   it('refuses to carry a key that comes from SECRETS_KEY, writing nothing', async () => {
