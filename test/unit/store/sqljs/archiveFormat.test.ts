@@ -187,4 +187,9 @@ describe('retention', () => {
     const listing = listArchive([snapshotName(0, 1_000), segmentName(1, 20, 3_000), snapshotName(20, 3_500), snapshotName(20, 5_000), segmentName(21, 30, 6_500)]);
     expect(retentionPlan(listing, 6_000, 500)).toEqual([snapshotName(0, 1_000), snapshotName(20, 3_500), segmentName(1, 20, 3_000)]);
   });
+
+  it('deletes nothing while no snapshot is older than the window', () => {
+    const listing = listArchive([snapshotName(0, 1_000), segmentName(1, 20, 3_000)]);
+    expect(retentionPlan(listing, 1_500, 1_000)).toEqual([]);
+  });
 });
