@@ -52,6 +52,7 @@ describe('takeBackup', () => {
     const plain = await takeBackup(ctx(), store, fresh(), false);
     expect(plain).toMatchObject({ lsn: store.stats().lsn, includesKey: false, documents: 0, skippedDocuments: [], createdAt: '2026-12-07T10:00:00.000Z', hmacKeyId: store.backupHmacKey().keyId });
     expect(logged.at(-1)).toEqual(['info', { file: plain.file, lsn: plain.lsn, sha256: plain.sha256, hmacKeyId: plain.hmacKeyId, includesKey: false, documents: 0 }, 'backup taken']);
+    expect(logged.filter(([level]) => level === 'warn')).toEqual([]); // nothing was skipped: nothing to warn of
     // Without --include-key the key never travels with the data it opens.
     expect((await readBackupFile(plain.file, null)).header.entries.map((e) => e.name)).toEqual(['snapshot.db']);
 

@@ -125,6 +125,12 @@ describe('a backup file', () => {
     const other = join(dir, 'other.mosbak');
     await expect(writeBackupFile(other, meta, sources([{ kind: 'key', name: 'k'.repeat(0x10000), read: async () => Buffer.from('x') }]), null)).rejects.toThrow(RangeError);
     expect(await readdir(dir)).toEqual(['backup.mosbak']);
+    // A partial file left by a backup that died is not taken for this one's: the write fails, and it is cleared for the next.
+    await writeFile(`${other}.partial`, 'left by a crash');
+    await expect(writeBackupFile(other, meta, sources(), null)).rejects.toThrow(/EEXIST/);
+    expect(await readdir(dir)).toEqual(['backup.mosbak']);
+    await writeBackupFile(other, meta, sources(), null);
+    expect((await readdir(dir)).sort()).toEqual(['backup.mosbak', 'other.mosbak']);
   });
 
   it('is refused when it cannot be read, or is no frame', async () => {
@@ -202,6 +208,7 @@ describe('restoring a backup', () => {
     expect((await readdir(into)).sort()).toEqual(['documents', 'manifest.json', 'secrets.key', 'snapshot.db']);
     expect(await readFile(join(into, 'snapshot.db'))).toEqual(DB);
     expect(await readFile(join(into, DOC), 'utf8')).toBe('%PDF-1.4\n');
+    expect((await stat(join(into, 'documents'))).mode & 0o077).toBe(0); // documents are the applicants': the owner's only
     expect(await readFile(join(into, 'secrets.key'), 'utf8')).toBe('the key\n');
     const manifest = JSON.parse(await readFile(join(into, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({ snapshot: { lsn: 42, bytes: DB.length, sha256: createHash('sha256').update(DB).digest('hex') }, pending: null, clean: true });
@@ -222,6 +229,10 @@ describe('restoring a backup', () => {
     await mkdir(one);
     await writeFile(join(one, 'x'), 'x');
     await expect(restoreBackup(backup, one)).rejects.toThrow(new BackupInvalidError(`${one} is not empty (x); restore into an empty or new directory`));
+    const three = fresh();
+    await mkdir(three);
+    for (const name of ['a', 'b', 'c']) await writeFile(join(three, name), name);
+    await expect(restoreBackup(backup, three)).rejects.toThrow(/is not empty \([a-c], [a-c], [a-c]\); restore into/);
     const four = fresh();
     await mkdir(four);
     for (const name of ['a', 'b', 'c', 'd']) await writeFile(join(four, name), name);
@@ -248,6 +259,7 @@ describe('the keys a backup is checked with', () => {
     expect(fromEnv!.source).toBe('SECRETS_KEY');
     expect(fromEnv!.keyring.keyIds).toEqual([keyring.primaryKeyId, new SecretKeyring(previous).primaryKeyId]);
     await expect(backupCheckKeys(dataDir, { key: text(key), previousKeys: ['short'] }, null)).rejects.toThrow(/SECRETS_KEY_PREVIOUS \(key 1\)/);
+    await expect(backupCheckKeys(dataDir, { key: 'short' }, null)).rejects.toThrow(/^SECRETS_KEY must be 32 bytes/);
 
     expect(await backupCheckKeys(dataDir, {}, null)).toBeNull();
     const file = join(dataDir, 'secrets.key');

@@ -146,7 +146,7 @@ describe('a backup frame is refused, naming why', () => {
   });
 
   it('whose checksum or HMAC is not one this service writes', () => {
-    for (const sha256 of [undefined, 'AB'.repeat(32), 'ab'.repeat(31), `${SHA}0`, 7]) {
+    for (const sha256 of [undefined, 'AB'.repeat(32), 'ab'.repeat(31), `${SHA}0`, 7, [SHA]]) {
       expect(refusal(Buffer.concat([body(), rawTrailer(JSON.stringify({ sha256 }))])), String(sha256)).toBe('its checksum is damaged or missing');
     }
     const bad: unknown[] = [
@@ -192,11 +192,14 @@ describe('a first-format backup', () => {
     ]);
     expect(parsed.sha256).toBe(createHash('sha256').update(parsed.covered).digest('hex'));
     expect(parseFrame(legacy([], [])).entries).toEqual([]);
+    const empty = parseFrame(legacy([listed[0]!, { kind: 'document', name: 'documents/doc-empty', bytes: 0 }], [db]));
+    expect(empty.entries[1]).toEqual({ kind: 'document', name: 'documents/doc-empty', content: Buffer.alloc(0) });
   });
 
   it('is refused cut short, with its checksum line damaged, or entries that do not add up', () => {
     const data = legacy(listed, [db, doc]);
     expect(() => parseFrame(Buffer.from('MOSBACKUP\n{"format":1'))).toThrow(new FrameError('it is cut short (no checksum at its end)'));
+    expect(() => parseFrame(Buffer.from(`MOSBACKUP\n{"format":1,"pad":"${'x'.repeat(100)}"}`))).toThrow(new FrameError('it is cut short (no checksum at its end)'));
     const headerEnd = data.indexOf(0x0a, 10);
     expect(() => parseFrame(data.subarray(0, headerEnd + 78))).toThrow(new FrameError('it is cut short (no checksum at its end)'));
     expect(() => parseFrame(data.subarray(0, data.length - 1))).toThrow(new FrameError('its checksum line is damaged or missing (the file is cut short or changed)'));
