@@ -113,6 +113,24 @@ describe('the archiver', () => {
     expect((await readdir(first.dir)).sort()).toEqual([...before, segmentName(2, 2, 7)].sort());
   });
 
+  it('ships a base snapshot when the archive is behind the store, or holds no snapshot to replay from', async () => {
+    const behind = await archiver('behind');
+    await mkdir(behind.dir, { recursive: true });
+    await writeFile(join(behind.dir, snapshotName(1, 1_000)), 'x');
+    await behind.a.open();
+    await behind.a.start(behind.host, 3, async () => Buffer.from('image at 3'));
+    await behind.a.close();
+    expect(await readdir(behind.dir)).toContain(snapshotName(3, behind.clock.ms));
+
+    const noSnapshot = await archiver('no-snapshot');
+    await mkdir(noSnapshot.dir, { recursive: true });
+    await writeFile(join(noSnapshot.dir, segmentName(1, 3, 1_000)), 'x');
+    await noSnapshot.a.open();
+    await noSnapshot.a.start(noSnapshot.host, 3, async () => Buffer.from('image at 3'));
+    await noSnapshot.a.close();
+    expect(await readdir(noSnapshot.dir)).toContain(snapshotName(3, noSnapshot.clock.ms));
+  });
+
   it('refuses an archive ahead of the store: writes nothing, takes nothing, says why', async () => {
     const first = await archiver('ahead');
     await first.a.open();
@@ -143,11 +161,13 @@ describe('the archiver', () => {
     await a.start(host, 0, async () => null);
     a.documentStored('doc-1', join(docs, 'doc-1'));
     a.documentStored('doc-gone', join(docs, 'doc-gone'));
+    a.numberingRestarted(0);
+    a.framesDurable(Buffer.from('its row'), 1, 1, clock.ms);
     await a.close();
+    expect(a.archiveStatus).toMatchObject({ state: 'ok', archivedLsn: 1 });
     const shipped = await files(dir);
-    expect(Object.keys(shipped)).toEqual([documentName('doc-1'), snapshotName(0, clock.ms)]);
+    expect(Object.keys(shipped)).toEqual([documentName('doc-1'), segmentName(1, 1, clock.ms), snapshotName(0, clock.ms)]);
     expect(shipped[documentName('doc-1')]).toEqual({ header: { kind: 'document', id: 'doc-1', atMs: clock.ms }, body: Buffer.from('%PDF-1.4 one') });
-    expect(a.archiveStatus.archivedLsn).toBe(0);
   });
 
   it('starts without a directory it cannot make, reporting it, and serves on', async () => {
@@ -156,12 +176,13 @@ describe('the archiver', () => {
     const { a, logged } = await archiver('blocked', { dir: join(parent, 'archive', 'inner') });
     await a.open();
     expect(a.archiveStatus.state).toBe('failing');
+    expect(a.archiveStatus.problem).toMatch(/create the archive directory/);
     expect(a.archiveStatus.problem).toMatch(/ENOTDIR/);
     expect(logged).toEqual([['error', 'archive: the directory cannot be read; the service starts without it and tries again', { archiveDir: join(parent, 'archive', 'inner'), err: a.archiveStatus.problem }]]);
   });
 
   it('keeps what it cannot write, reports failing once, and writes it all when the directory is back', async () => {
-    const { a, dir, logged, host } = await archiver('failing');
+    const { a, dir, clock, logged, host } = await archiver('failing');
     await a.open();
     await a.start(host, 0, async () => null);
     await a.drain();
@@ -173,6 +194,10 @@ describe('the archiver', () => {
     await a.drain();
     expect(a.archiveStatus).toMatchObject({ state: 'failing', archivedLsn: 0, lagBytes: 6 });
     a.framesDurable(Buffer.from('more'), 2, 2, 2);
+    // The lag is the journal's bytes waiting (a snapshot is no lag), and the age of the oldest of them.
+    a.snapshotInstalled(Buffer.from('image at 2'), 2);
+    clock.ms = 6_001;
+    expect(a.archiveStatus).toMatchObject({ lagBytes: 10, lagSeconds: 6 });
     a.numberingRestarted(2);
     expect(logged.filter(([level]) => level === 'error')).toHaveLength(1);
     expect(logged[0]).toEqual(['error', 'archive: a file could not be written; the service goes on serving and the archive catches up when it can', { archiveDir: dir, err: a.archiveStatus.problem }]);
@@ -230,5 +255,28 @@ describe('the archiver', () => {
     const kept = [segmentName(5, 6, old + 300), snapshotName(4, old + 200), segmentName(7, 7, clock.ms)].sort();
     await eventually(async () => (await readdir(dir)).length === kept.length);
     expect((await readdir(dir)).sort()).toEqual(kept);
+
+    // Retention runs at most once an hour: files it would delete stay until then.
+    const again = await archiver('retention-2', { dir, retentionMs: 1_000 });
+    again.clock.ms = clock.ms;
+    await again.a.open();
+    await again.a.start(again.host, 7, async () => null);
+    const write = async (lsn: number) => {
+      again.a.numberingRestarted(lsn - 1);
+      again.a.framesDurable(Buffer.from('y'), lsn, lsn, again.clock.ms);
+      again.a.snapshotInstalled(Buffer.from(`image at ${lsn}`), lsn);
+      await again.a.drain();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const start = again.clock.ms;
+    await write(8); // the first write after start runs retention: nothing is old enough yet
+    again.clock.ms = start + 10_000;
+    await write(9); // within the hour: no retention, though snapshot 4 is no longer the window's base
+    await new Promise((resolve) => setTimeout(resolve, 200)); // room for a retention run, were one started
+    expect(await readdir(dir)).toContain(snapshotName(4, old + 200));
+    again.clock.ms = start + 60 * 60 * 1000;
+    await write(10);
+    await eventually(async () => !(await readdir(dir)).includes(snapshotName(4, old + 200)));
+    await again.a.close();
   });
 });
