@@ -72,7 +72,14 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   // The embedded store's backup file: its frame, its checksum and HMAC, and the checks of verify and restore.
   backups: {
     mutate: ['src/store/sqljs/backupFormat.ts', 'src/store/sqljs/backupFile.ts', 'src/store/sqljs/backupCheck.ts', 'src/store/sqljs/backupKeys.ts', 'src/services/backups.ts'],
-    testFiles: ['test/unit/services/backupRoundTrip.test.ts', 'test/api/backupVerify.test.ts', 'test/api/backup.test.ts'],
+    testFiles: [
+      'test/unit/store/sqljs/backupFormat.test.ts',
+      'test/unit/store/sqljs/backupFile.test.ts',
+      'test/unit/services/backups.test.ts',
+      'test/unit/services/backupRoundTrip.test.ts',
+      'test/api/backupVerify.test.ts',
+      'test/api/backup.test.ts',
+    ],
   },
   // The request log: the per-minute budget, the entries' bounds, the batch rows, and request ids.
   requestLogs: {
@@ -100,7 +107,12 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   // The embedded store's continuous archive: its files, the plans made from their names, the archiver and the restore.
   archive: {
     mutate: ['src/store/sqljs/archive/archiveFile.ts', 'src/store/sqljs/archive/archivePlan.ts', 'src/store/sqljs/archive/archiver.ts', 'src/store/sqljs/archive/restoreArchive.ts'],
-    testFiles: ['test/unit/store/sqljs/archive.test.ts'],
+    testFiles: [
+      'test/unit/store/sqljs/archiveFormat.test.ts',
+      'test/unit/store/sqljs/archiveRestore.test.ts',
+      'test/unit/store/sqljs/archiver.test.ts',
+      'test/unit/store/sqljs/archive.test.ts',
+    ],
   },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],

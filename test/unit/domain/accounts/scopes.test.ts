@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SCOPE_FAMILIES, escalationIssue, normaliseScopes, requestedKey, scopeDeclarationIssues, scopesAllow, type DeclaredOperation } from '../../../../src/domain/accounts/scopes.ts';
+import { SCOPE_FAMILIES, escalationIssue, normaliseScopes, parseRequiredScope, requestedKey, scopeDeclarationIssues, scopesAllow, type DeclaredOperation } from '../../../../src/domain/accounts/scopes.ts';
 
 describe('scopesAllow', () => {
   it('write implies read; read does not imply write; a family left out or none allows nothing; none needs nothing', () => {
@@ -9,6 +9,20 @@ describe('scopesAllow', () => {
     expect(scopesAllow({ quotes: 'none' }, { family: 'quotes', level: 'read' })).toBe(false);
     expect(scopesAllow({ events: 'write' }, { family: 'quotes', level: 'read' })).toBe(false);
     expect(scopesAllow({}, null)).toBe(true);
+  });
+});
+
+describe('parseRequiredScope', () => {
+  it('takes none or exactly <family>:<read|write> with a family of the list', () => {
+    expect(parseRequiredScope('none')).toBeNull();
+    expect(parseRequiredScope('quotes:read')).toEqual({ family: 'quotes', level: 'read' });
+    expect(parseRequiredScope('apiKeys:write')).toEqual({ family: 'apiKeys', level: 'write' });
+  });
+
+  it('refuses a family not in the list, text around the scope, and a value that is not a string', () => {
+    for (const declared of ['nosuch:read', 'quotes:admin', 'quotes', 'x-quotes:read', 'quotes:writer', 'quotes:read ', ['quotes:read'], 7, null, undefined]) {
+      expect(parseRequiredScope(declared), JSON.stringify(declared)).toBeUndefined();
+    }
   });
 });
 
@@ -23,9 +37,12 @@ describe('requestedKey', () => {
   });
 
   it('a role and scopes together, neither, or restricted without scopes is an issue with a pointer', () => {
-    expect(requestedKey({ role: 'admin', scopes: { quotes: 'read' } })).toMatchObject({ pointer: '/role' });
-    expect(requestedKey({})).toMatchObject({ pointer: '/role' });
-    expect(requestedKey({ role: 'restricted' })).toMatchObject({ pointer: '/scopes' });
+    expect(requestedKey({ role: 'admin', scopes: { quotes: 'read' } })).toEqual({
+      pointer: '/role',
+      message: 'must be left out (or be "restricted") when scopes are given: a key has a role or scopes',
+    });
+    expect(requestedKey({})).toEqual({ pointer: '/role', message: 'is required (admin or member), unless scopes are given' });
+    expect(requestedKey({ role: 'restricted' })).toEqual({ pointer: '/scopes', message: 'is required for a restricted key' });
   });
 });
 
@@ -43,12 +60,46 @@ describe('escalationIssue', () => {
     expect(escalationIssue(creator, restricted({ apiKeys: 'write' }))).toBeNull();
     expect(escalationIssue(creator, restricted({ events: 'write' }))).toContain('events:write');
     expect(escalationIssue(creator, restricted({ quotes: 'read', documents: 'write' }))).toContain('quotes:read, documents:write');
-    expect(escalationIssue(creator, { role: 'member', scopes: null })).toContain('only restricted keys');
-    expect(escalationIssue(creator, { role: 'admin', scopes: null })).toContain('an admin key');
+    expect(escalationIssue(creator, { role: 'member', scopes: null })).toBe(
+      'A restricted key creates only restricted keys, with scopes it holds itself; it cannot create a member key.',
+    );
+    expect(escalationIssue(creator, { role: 'admin', scopes: null })).toBe(
+      'A restricted key creates only restricted keys, with scopes it holds itself; it cannot create an admin key.',
+    );
+  });
+
+  it('names every scope beyond the creator\'s, in the families\' order, and says why', () => {
+    const creator = restricted({ apiKeys: 'write', events: 'read' });
+    expect(escalationIssue(creator, restricted({ documents: 'write', quotes: 'read', events: 'read' }))).toBe(
+      'This key does not hold quotes:read, documents:write; a key cannot grant more than the key creating it holds.',
+    );
+  });
+
+  it('revoking follows the creating rule, and the refusal says revoke', () => {
+    const actor = restricted({ apiKeys: 'write', events: 'read' });
+    expect(escalationIssue(actor, restricted({ events: 'read' }), 'revoke')).toBeNull();
+    expect(escalationIssue(actor, restricted({ quotes: 'read', events: 'write' }), 'revoke')).toBe(
+      'This key does not hold quotes:read, events:write; a restricted key revokes only keys within its own scopes.',
+    );
+    expect(escalationIssue(actor, { role: 'member', scopes: null }, 'revoke')).toBe(
+      'A restricted key revokes only restricted keys, with scopes it holds itself; it cannot revoke a member key.',
+    );
+    expect(escalationIssue({ role: 'member', scopes: null }, restricted({}), 'revoke')).toBe('A member key cannot revoke API keys.');
   });
 
   it('a member makes no key', () => {
-    expect(escalationIssue({ role: 'member', scopes: null }, restricted({}))).toContain('cannot create');
+    expect(escalationIssue({ role: 'member', scopes: null }, restricted({}))).toBe('A member key cannot create API keys.');
+  });
+
+  // The role decides (a role key's scopes mean nothing) and a record that does not add up grants
+  // nothing: a key never opens more than a well-formed restricted key with its scopes would.
+  it('fails closed on a holder whose role and scopes disagree', () => {
+    const wide = { apiKeys: 'write', quotes: 'write' } as const;
+    expect(escalationIssue({ role: 'member', scopes: normaliseScopes(wide) }, restricted({ quotes: 'read' }))).toBe('A member key cannot create API keys.');
+    expect(escalationIssue({ role: 'restricted', scopes: null }, restricted({}))).toBe('A restricted key cannot create API keys.');
+    const creator = restricted(wide);
+    expect(escalationIssue(creator, { role: 'admin', scopes: normaliseScopes({}) }, 'revoke')).toContain('it cannot revoke an admin key');
+    expect(escalationIssue(creator, { role: 'restricted', scopes: null }, 'revoke')).not.toBeNull();
   });
 });
 
@@ -67,6 +118,51 @@ describe('scopeDeclarationIssues: an admin operation needs a scope no member ope
       expect(found, scope).toHaveLength(1);
       expect(found[0]).toContain('waiveCondition needs the admin role but its x-required-scope is');
     }
+  });
+
+  it('says which scope an admin operation shares with the member operations, or that none is every key\'s', () => {
+    const member = op('createApplication', 'applications:write');
+    expect(issues([member, op('waiveCondition', 'applications:read', 'admin')])).toEqual([
+      'waiveCondition needs the admin role but its x-required-scope is applications:read, which operations open to member keys need too: give it a scope no member operation needs',
+    ]);
+    expect(issues([member, op('waiveCondition', 'none', 'admin')])).toEqual([
+      'waiveCondition needs the admin role but its x-required-scope is none, which every key holds: give it a scope no member operation needs',
+    ]);
+  });
+
+  it('counts the highest level the member operations need, whichever comes first', () => {
+    const admin = op('createWebhook', 'webhooks:write', 'admin');
+    // A member operation open to every key (none) counts for no family.
+    const members = [op('getAccount', 'none'), op('rotateWebhookSecret', 'webhooks:write'), op('listWebhooks', 'webhooks:read')];
+    expect(issues([...members, admin])).toHaveLength(1);
+    expect(issues([...members, admin])[0]).toContain('createWebhook needs the admin role');
+  });
+
+  it('fails an operation that declares no x-required-scope, or one of another form, naming the forms and families', () => {
+    expect(issues([op('getQuote', undefined)])).toEqual(['getQuote declares no x-required-scope (use <family>:<read|write> or none)']);
+    expect(issues([op('getQuote', 'quote:read')])).toEqual([
+      `getQuote: x-required-scope "quote:read" is not none or <family>:<read|write> with a family of ${SCOPE_FAMILIES.join(', ')}`,
+    ]);
+    expect(issues([op('getQuote', 'quote:read')])[0]).toContain('with a family of quotes, applications, documents, ');
+  });
+
+  it('fails an operation that needs a scope but declares no 403; one that needs none owes no 403', () => {
+    const without403 = (where: string, requiredScope: string): DeclaredOperation => ({ ...op(where, requiredScope), statuses: ['200', '401'] });
+    expect(issues([without403('getQuote', 'quotes:read')])).toEqual([
+      'getQuote needs quotes:read but declares no 403 response (a restricted key without it gets 403 scope_missing: $ref ScopeMissing.yaml or Forbidden.yaml)',
+    ]);
+    expect(issues([without403('getAccount', 'none')])).toEqual([]);
+  });
+
+  it('fails when the ApiKeyScopes schema\'s families are not the scope families, in any order', () => {
+    const operations = [op('getQuote', 'quotes:read')];
+    expect(scopeDeclarationIssues(operations, [...SCOPE_FAMILIES].reverse())).toEqual([]);
+    const fewer = SCOPE_FAMILIES.filter((family) => family !== 'testMode');
+    expect(scopeDeclarationIssues(operations, fewer)).toEqual([
+      `the ApiKeyScopes schema's families (${fewer.join(', ')}) are not the scope families (${SCOPE_FAMILIES.join(', ')})`,
+    ]);
+    expect(scopeDeclarationIssues(operations, fewer)[0]).toContain('families (quotes, applications, ');
+    expect(scopeDeclarationIssues(operations, fewer)[0]).toContain('scope families (quotes, applications, ');
   });
 
   it('does not count an operation that takes no API key as a member operation', () => {
