@@ -180,8 +180,11 @@ describe('errors exit non-zero with a clear message on stderr', { timeout: SPAWN
   // on a busy machine.
   beforeAll(async () => {
     service = await startService({ dataDir: await dataDirectory() });
-    for (const [what, args] of cases) stopped.set(what, dataDirectory().then((dataDir) => runAdmin(args, { dataDir })));
-    for (const [what, args] of cases) running.set(what, runAdmin(args, { dataDir: service.dataDir }));
+    // Eighteen command lines start at once, the nine with the server stopped each opening a new store
+    // (every migration): on a busy two-core machine that passed runAdmin's default 20 s bound.
+    const timeoutMs = 60_000;
+    for (const [what, args] of cases) stopped.set(what, dataDirectory().then((dataDir) => runAdmin(args, { dataDir, timeoutMs })));
+    for (const [what, args] of cases) running.set(what, runAdmin(args, { dataDir: service.dataDir, timeoutMs }));
     await Promise.allSettled([...stopped.values(), ...running.values()]);
   });
   afterAll(() => service?.stop());
