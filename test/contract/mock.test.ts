@@ -4,11 +4,10 @@
  * example on request. What the mock does not do (validate tokens, send webhooks) is pinned too,
  * so the partner docs stay true.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, freePort, stopMock } from '../helpers/server.ts';
+import { startMock, stopMock } from '../helpers/server.ts';
 import { HarnessGap, buildRequest, label, requestBody, specOperations, type SpecOperation } from './harness.ts';
 import { specWebhooks } from '../helpers/webhookReceiver.ts';
 
@@ -19,24 +18,11 @@ type Json = Record<string, any>;
 
 let mock: ChildProcess;
 let baseUrl: string;
-let output = '';
+/** What the mock printed so far (its log goes into failure messages). */
+let output: () => string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  mock = spawn(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'mock.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  mock.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  mock.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const deadline = Date.now() + 30_000;
-  while (!/Mock is listening/.test(output)) {
-    if (mock.exitCode !== null) throw new Error(`npm run mock exited (${mock.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`the mock did not start within 30 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  baseUrl = `http://127.0.0.1:${port}`;
+  ({ child: mock, baseUrl, output } = await startMock());
 }, 40_000);
 
 afterAll(async () => {
@@ -70,7 +56,7 @@ async function call(op: SpecOperation, headers: Record<string, string>, withToke
 }
 
 function expectExample(op: SpecOperation, success: SuccessExample, answer: { status: number; text: string }, expected: unknown): void {
-  expect(answer.status, `${label(op)}: ${answer.text.slice(0, 600)}\n(Prism's log: ${output.slice(-1500)})`).toBe(success.status);
+  expect(answer.status, `${label(op)}: ${answer.text.slice(0, 600)}\n(Prism's log: ${output().slice(-1500)})`).toBe(success.status);
   if (success.mediaType === undefined) return expect(answer.text).toBe('');
   if (success.mediaType.endsWith('json')) expect(JSON.parse(answer.text)).toEqual(expected);
   else expect(answer.text).toBe(typeof expected === 'string' ? expected : JSON.stringify(expected));
@@ -134,7 +120,7 @@ describe('what the mock does not do', () => {
     const exited = once(mock, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     mock.kill('SIGTERM');
     const [code] = await exited;
-    expect(code, output.slice(-2000)).toBe(0);
+    expect(code, output().slice(-2000)).toBe(0);
     await expect(fetch(`${baseUrl}/v1/account`)).rejects.toThrow();
   });
 });

@@ -6,11 +6,10 @@
  * state the mock does not keep (an application that must first be referred, a bank account that
  * must match), SERVICE_STATE makes that state on the service first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testValues } from '../../src/contract/testValues.ts';
-import { freePort, PROJECT_ROOT, stopMock } from '../helpers/server.ts';
+import { startMock, stopMock } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
   buildRequest,
@@ -31,29 +30,16 @@ type Json = Record<string, any>;
 
 let mock: ChildProcess;
 let mockUrl: string;
-let output = '';
 let app: TestApp;
 let owner: TestAccount;
 
 beforeAll(async () => {
-  const port = await freePort();
-  mock = spawn(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'mock.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  mock.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  mock.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  // Every webhook case registers an endpoint of its own in one account: more than the default cap of 16.
+  // The mock starts while the app does. Every webhook case registers an endpoint of its own in one
+  // account: more than the default cap of 16.
+  const started = startMock();
   app = await startTestApp({ env: { WEBHOOK_ENDPOINTS_PER_ACCOUNT: '1000' } });
   owner = await app.newAccount('Parity Lending');
-  const deadline = Date.now() + 30_000;
-  while (!/Mock is listening/.test(output)) {
-    if (mock.exitCode !== null) throw new Error(`npm run mock exited (${mock.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`the mock did not start within 30 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  mockUrl = `http://127.0.0.1:${port}`;
+  ({ child: mock, baseUrl: mockUrl } = await started);
 }, 60_000);
 
 afterAll(async () => {

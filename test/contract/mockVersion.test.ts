@@ -2,38 +2,17 @@
  * `npm run mock -- --version <date>`: Prism on that released version's frozen bundle, so a partner
  * pinned to it develops against what its version answers; an unknown version is refused.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_VERSION } from '../../src/domain/versions/registry.ts';
-import { PROJECT_ROOT, freePort, stopMock } from '../helpers/server.ts';
+import { freePort, spawnMock, startMock, stopMock } from '../helpers/server.ts';
 
 let mock: ChildProcess;
 let baseUrl: string;
-let output = '';
-
-function start(args: string[], port: number): ChildProcess {
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'mock.ts'), ...args], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  return child;
-}
 
 beforeAll(async () => {
-  const port = await freePort();
-  mock = start(['--version', FIRST_VERSION], port);
-  const deadline = Date.now() + 30_000;
-  while (!/Mock is listening/.test(output)) {
-    if (mock.exitCode !== null) throw new Error(`npm run mock exited (${mock.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`the mock did not start within 30 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  baseUrl = `http://127.0.0.1:${port}`;
+  ({ child: mock, baseUrl } = await startMock(['--version', FIRST_VERSION]));
 }, 40_000);
 
 afterAll(async () => {
@@ -51,9 +30,9 @@ describe('npm run mock -- --version', () => {
   });
 
   it('refuses a version that was never released', async () => {
-    const refused = start(['--version', '2026-11-25'], await freePort());
-    const [code] = (await once(refused, 'exit')) as [number];
+    const refused = spawnMock(['--version', '2026-11-25'], await freePort());
+    const [code] = (await once(refused.child, 'exit')) as [number];
     expect(code).toBe(2);
-    expect(output).toMatch(/2026-11-25 is not a released API version/);
+    expect(refused.output()).toMatch(/2026-11-25 is not a released API version/);
   });
 });

@@ -3,6 +3,7 @@
  * (SIGKILL, SIGTERM, exit codes, the admin socket). The implementation lives in
  * scripts/lib/spawnService.ts so the benchmarks share it; this adds temp data directories.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +63,32 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** `node scripts/mock.ts <args>` on `port`; `output()` is everything it printed so far (stdout and stderr). */
+export function spawnMock(args: string[], port: number): { child: import('node:child_process').ChildProcess; output(): string } {
+  let output = '';
+  const child = spawn(process.execPath, [path.join(spawned.PROJECT_ROOT, 'scripts', 'mock.ts'), ...args], {
+    cwd: spawned.PROJECT_ROOT,
+    env: { ...process.env, PORT: String(port), FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  return { child, output: () => output };
+}
+
+/** The mock started with `args` once Prism says it listens (30 s at most), and its base URL. */
+export async function startMock(args: string[] = []): Promise<{ child: import('node:child_process').ChildProcess; output(): string; baseUrl: string }> {
+  const port = await spawned.freePort();
+  const mock = spawnMock(args, port);
+  const deadline = Date.now() + 30_000;
+  while (!/Mock is listening/.test(mock.output())) {
+    if (mock.child.exitCode !== null) throw new Error(`npm run mock exited (${mock.child.exitCode}):\n${mock.output()}`);
+    if (Date.now() > deadline) throw new Error(`the mock did not start within 30 s:\n${mock.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { ...mock, baseUrl: `http://127.0.0.1:${port}` };
 }
 
 /**
