@@ -28,6 +28,8 @@ import { publishApproved, publishDeclined, publishStatus } from './applicationEv
 import { toCondition } from './conditionView.ts';
 import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
 import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
+import type { NoticeReasonCode } from '../domain/adverseAction/reasons.ts';
+import { makeDeclineNotice } from './notices.ts';
 import { attachApprovalConditions, type Actor } from './conditions.ts';
 import { priceMonthlyPayment, refusalError } from './pricing.ts';
 import { rulesOf } from './underwriting.ts';
@@ -260,11 +262,20 @@ async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationR
  * After a decision was written: its event, and for an approval the conditions it attaches (which
  * may clear it to close at once, when none is due before closing or evidence on file meets them).
  */
-async function publishDecision(tx: Tx, next: ApplicationRecord, reviewerConditions: readonly ConditionInput[]): Promise<ApplicationRecord> {
+async function publishDecision(
+  tx: Tx,
+  next: ApplicationRecord,
+  reviewerConditions: readonly ConditionInput[],
+  noticeReasons?: readonly NoticeReasonCode[],
+): Promise<ApplicationRecord> {
   const at = new Date(next.decidedAt!);
   const decidedBy = next.decision!.decidedBy;
   if (next.status === 'referred') await publishStatus(tx, 'application.referred', next, at);
-  if (next.status === 'declined') await publishDeclined(tx, next, decidedBy, at);
+  if (next.status === 'declined') {
+    await publishDeclined(tx, next, decidedBy, at);
+    // The notice of action taken, due to the applicant within 30 days (12 CFR 1002.9(a)(1)(i)).
+    await makeDeclineNotice(tx, next, noticeReasons);
+  }
   if (next.status !== 'approved') return next;
   await publishApproved(tx, next, at);
   return attachApprovalConditions(tx, next, (await rulesOf(tx, next.accountId)).conditions, reviewerConditions, at);
@@ -310,7 +321,14 @@ export async function reviewApplication(
   ctx: AppContext,
   accountId: string,
   mortgageId: string,
-  review: { action: 'approve' | 'decline'; reviewer: Actor; note?: string | undefined; conditions?: readonly ConditionInput[] | undefined },
+  review: {
+    action: 'approve' | 'decline';
+    reviewer: Actor;
+    note?: string | undefined;
+    conditions?: readonly ConditionInput[] | undefined;
+    /** A decline's principal reasons for its notice; left out, they are mapped from the rules' failed reasons. */
+    noticeReasons?: readonly NoticeReasonCode[] | undefined;
+  },
 ): Promise<ApplicationRecord> {
   const target: ApplicationStatus = review.action === 'approve' ? 'approved' : 'declined';
   return ctx.store.transaction(async (tx) => {
@@ -328,7 +346,7 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
-    const decided = await publishDecision(tx, next, review.conditions ?? []);
+    const decided = await publishDecision(tx, next, review.conditions ?? [], review.noticeReasons);
     // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user);
     // an approval's change names the conditions it attached (the rules' and the reviewer's).
     const conditions = decided.conditions.map((c) => ({ conditionId: c.conditionId, type: c.type, dueBefore: c.dueBefore, addedBy: c.addedBy, status: c.status }));

@@ -15,6 +15,7 @@ import { notifyDispatchers } from '../store/outbox.ts';
 import { advancePendingDeliveries, deleteClockOffset, findClockOffset, saveClockOffset } from '../store/testClocks.ts';
 import { recordAudit } from './audit.ts';
 import { sweepRateLocksOf } from './rateLocks.ts';
+import { sweepNoticeRemindersOf } from './notices.ts';
 
 export type TestClock = components['schemas']['TestClock'];
 
@@ -63,6 +64,7 @@ export async function advanceTestClock(ctx: AppContext, environmentId: string, b
   });
   nudgeDispatchers();
   await sweepRateLocksOf(ctx, { environmentId });
+  await sweepNoticeRemindersOf(ctx, { environmentId });
   return view(ctx.clock.now(), offsetMs);
 }
 
