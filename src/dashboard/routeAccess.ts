@@ -101,6 +101,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   settings: {},
   'settings.pricing': { stepUp: none('the rate sheet: business rules, recorded in the audit log; no access or secret') },
   'settings.underwriting': { stepUp: none('the underwriting rules: business rules, recorded in the audit log; no access or secret') },
+  'settings.lender': { stepUp: none("the lender's name and address that notices give (recorded in the audit log); no access or secret") },
   'settings.api-version.upgrade': { stepUp: none("changes how the account's API answers (recorded in the audit log, rolled back for 72 hours); no access or secret") },
   'settings.api-version.rollback': { stepUp: none('undoes an upgrade of the last 72 hours (recorded in the audit log); no access or secret') },
   audit: { replicaReads: true },
