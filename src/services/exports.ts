@@ -30,7 +30,7 @@ import {
 } from '../domain/exports/formats.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import type { ExportSource } from '../domain/exports/fields.ts';
-import { exportRecordRenderer, exportStatusesFor } from '../domain/versions/registry.ts';
+import { exportRecordRenderer, statusFilterIn } from '../domain/versions/registry.ts';
 import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { recordExport } from '../observability/outcomes.ts';
@@ -133,7 +133,7 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
   const query: ExportQuery = {
     accountId,
     currency: bounds.currency,
-    statuses: request.status === undefined ? undefined : (exportStatusesFor(request.status, apiVersion) as ExportQuery['statuses']),
+    statuses: request.status === undefined ? undefined : (statusFilterIn(request.status, apiVersion) as ExportQuery['statuses']),
     createdFrom,
     createdTo,
     upToId: bounds.upToId,

@@ -43,7 +43,7 @@ export interface VersionChange {
    * this change sends `status` (a status it knows, or one it lacks: []), so the records it is shown
    * with that status are the ones it gets; undefined when this change leaves the filter alone.
    */
-  upgradeExportStatusFilter?(status: string): readonly string[] | undefined;
+  upgradeStatusFilter?(status: string): readonly string[] | undefined;
   /** The bundled contract as the version before this change publishes it (edited in place). */
   downgradeSpec(spec: SpecDocument): void;
 }

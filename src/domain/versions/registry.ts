@@ -95,11 +95,11 @@ export function exportRecordRenderer(version: string): ((record: ExportSource) =
  * unless a newer change split it (`approved` also covers what that version shows as approved) or
  * that version has no such status (none). Changes apply oldest first, as the status travels forward.
  */
-export function exportStatusesFor(status: string, version: string): string[] {
+export function statusFilterIn(status: string, version: string): string[] {
   let statuses = [status];
   for (const change of [...undone(version)].reverse()) {
-    if (!change.upgradeExportStatusFilter) continue;
-    statuses = statuses.flatMap((one) => change.upgradeExportStatusFilter!(one) ?? [one]);
+    if (!change.upgradeStatusFilter) continue;
+    statuses = statuses.flatMap((one) => change.upgradeStatusFilter!(one) ?? [one]);
   }
   return [...new Set(statuses)];
 }

@@ -104,3 +104,21 @@ describe('an export for a partner pinned to the first version', () => {
     expect(statuses('csv', (await exported('format=csv&status=clear_to_close', CURRENT_VERSION)).text)).toEqual({ [ids.cleared]: 'clear_to_close' });
   });
 });
+
+describe("the applications list's status filter, as the export's", () => {
+  const listed = async (status: 'approved' | 'clear_to_close', version?: string) => {
+    const { data, response } = await partner.client.GET('/v1/applications', { params: { query: { status } }, headers: version ? { 'Mos-Version': version } : {} });
+    expect(response.status).toBe(200);
+    return Object.fromEntries(data!.data.map((a) => [a.mortgageId, a.status]));
+  };
+
+  it('on the first version, status=approved finds every application it shows as approved, and clear_to_close finds none', async () => {
+    expect(await listed('approved')).toEqual({ [ids.cleared]: 'approved', [ids.approved]: 'approved' });
+    expect(await listed('clear_to_close')).toEqual({});
+  });
+
+  it('on the current version each status finds its own', async () => {
+    expect(await listed('approved', CURRENT_VERSION)).toEqual({ [ids.approved]: 'approved' });
+    expect(await listed('clear_to_close', CURRENT_VERSION)).toEqual({ [ids.cleared]: 'clear_to_close' });
+  });
+});

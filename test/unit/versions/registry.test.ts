@@ -9,7 +9,7 @@ import type { ExportSource } from '../../../src/domain/exports/fields.ts';
 import { ABSENT, type Json, type SpecDocument } from '../../../src/domain/versions/change.ts';
 import { chooseVersion } from '../../../src/domain/versions/header.ts';
 import { RELEASED_VERSIONS } from '../../../src/domain/versions/released.ts';
-import { CHANGES, CURRENT_VERSION, downgradeSpec, exportRecordRenderer, exportStatusesFor, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
+import { CHANGES, CURRENT_VERSION, downgradeSpec, exportRecordRenderer, statusFilterIn, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
 
 const bundle = (name: string) => JSON.parse(readFileSync(new URL(`../../../${name}`, import.meta.url), 'utf8')) as SpecDocument;
 
@@ -110,10 +110,10 @@ describe('export records in a version', () => {
   });
 
   it("reads the first version's status=approved as approved or clear_to_close, its lacking clear_to_close as nothing, and the current version's as they are", () => {
-    expect(exportStatusesFor('approved', FIRST_VERSION).sort()).toEqual(['approved', 'clear_to_close']);
-    expect(exportStatusesFor('clear_to_close', FIRST_VERSION)).toEqual([]);
-    expect(exportStatusesFor('draft', FIRST_VERSION)).toEqual(['draft']);
-    expect(exportStatusesFor('approved', CURRENT_VERSION)).toEqual(['approved']);
-    expect(exportStatusesFor('clear_to_close', CURRENT_VERSION)).toEqual(['clear_to_close']);
+    expect(statusFilterIn('approved', FIRST_VERSION).sort()).toEqual(['approved', 'clear_to_close']);
+    expect(statusFilterIn('clear_to_close', FIRST_VERSION)).toEqual([]);
+    expect(statusFilterIn('draft', FIRST_VERSION)).toEqual(['draft']);
+    expect(statusFilterIn('approved', CURRENT_VERSION)).toEqual(['approved']);
+    expect(statusFilterIn('clear_to_close', CURRENT_VERSION)).toEqual(['clear_to_close']);
   });
 });

@@ -37,7 +37,7 @@ export const clearToClose: VersionChange = {
   downgradeResponse: (operationId, body) => (APPLICATION_OPERATIONS.includes(operationId) ? asApproved(body) : body),
   // Exports (every format) write such an application as approved, and a `status=approved` filter finds it.
   downgradeExportRecord: (record) => (record.status === NEW_STATUS ? { ...record, status: 'approved' } : record),
-  upgradeExportStatusFilter: (status) => (status === 'approved' ? ['approved', NEW_STATUS] : status === NEW_STATUS ? [] : undefined),
+  upgradeStatusFilter: (status) => (status === 'approved' ? ['approved', NEW_STATUS] : status === NEW_STATUS ? [] : undefined),
   downgradeSpec(spec) {
     narrowEnum(spec, 'ApplicationStatus', [NEW_STATUS]);
     eachExample(spec, (value) => eachObject(value, (object) => {
