@@ -4514,7 +4514,7 @@ export interface components {
          *     - `pricing`: the pricing sheet.
          *     - `underwriting`: underwriting rules, the approve and decline decisions, and conditions
          *       (add, satisfy, waive).
-         *     - `apiKeys`: API keys.
+         *     - `apiKeys`: API keys, and the account's API version.
          *     - `audit`: the audit log.
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
