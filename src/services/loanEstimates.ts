@@ -43,8 +43,7 @@ function tridFacts(record: ApplicationRecord): TridFacts {
   return {
     applicantName: record.applicantName,
     annualIncome: record.annualIncome,
-    // Until the application holds a property address (issue 44's application data), no application is a TRID application.
-    propertyAddress: (record as { propertyAddress?: unknown }).propertyAddress ?? null,
+    propertyAddress: record.propertyAddress,
     propertyValue: record.propertyValue,
     amount: record.amount,
     creditScore: record.creditScore,

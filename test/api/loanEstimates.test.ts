@@ -7,10 +7,7 @@
  * 10:00 in New York: the Friday before Martin Luther King Day (Monday the 18th).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEnvironmentId } from '../../src/domain/accounts/environments.ts';
-import { getApplication } from '../../src/services/applications.ts';
-import { startLoanEstimateClockIfComplete, sweepLoanEstimates } from '../../src/services/loanEstimates.ts';
-import type { ApplicationRecord } from '../../src/store/applications.ts';
+import { sweepLoanEstimates } from '../../src/services/loanEstimates.ts';
 import { startTestApp, type ApiClient, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
 
@@ -40,15 +37,12 @@ async function draft(as: ApiClient, withQuote = true): Promise<string> {
   return data!.mortgageId;
 }
 
-/**
- * Makes the application a TRID application. The property address is the one piece today's
- * application does not hold yet (issue 44's application data adds it): the clock is started the
- * way the application's create and edit start it, on the record with an address.
- */
-async function complete(environmentId: string, mortgageId: string): Promise<void> {
-  const record = await getApplication(app.ctx, environmentId, mortgageId);
-  const withAddress = { ...record, propertyAddress: { street: '1 Main St', city: 'Springfield', state: 'IL', zip: '62701', county: null, censusTract: null } };
-  await app.ctx.store.transaction((tx) => startLoanEstimateClockIfComplete(app.ctx, tx, withAddress as ApplicationRecord));
+const ADDRESS = { street: '1 Main St', city: 'Springfield', state: 'IL' as const, zip: '62701' };
+
+/** Makes the application a TRID application: the property address is the last of its six pieces. */
+async function complete(as: ApiClient, mortgageId: string): Promise<void> {
+  const { response, error } = await as.PATCH('/v1/applications/{mortgageId}', { params: { path: { mortgageId } }, body: { propertyAddress: ADDRESS } });
+  expect(response.status, JSON.stringify(error)).toBe(200);
 }
 
 async function events(as: ApiClient, event: 'disclosure.loan_estimate_due' | 'disclosure.loan_estimate_overdue') {
@@ -65,11 +59,10 @@ const delivered = (as: ApiClient, mortgageId: string, body: { method: 'in_person
 describe('the Loan Estimate clock in test mode', () => {
   it('comes due on Friday before MLK Day and goes overdue only when the test clock passes Wednesday 23:59:59.999 in New York', async () => {
     const lender = await app.newAccount('Clockwork Lending');
-    const env = testEnvironmentId(lender.accountId);
     const mortgageId = await draft(lender.test);
     expect((await estimate(lender.test, mortgageId)).data!.clock).toMatchObject({ status: 'not_started', missing: ['/propertyAddress'] });
 
-    await complete(env, mortgageId);
+    await complete(lender.test, mortgageId);
     const due = await events(lender.test, 'disclosure.loan_estimate_due');
     expect(due).toEqual([
       {
@@ -84,7 +77,8 @@ describe('the Loan Estimate clock in test mode', () => {
       },
     ]);
     // A second edit that keeps it complete starts nothing again.
-    await complete(env, mortgageId);
+    await complete(lender.test, mortgageId);
+    await lender.test.PATCH('/v1/applications/{mortgageId}', { params: { path: { mortgageId } }, body: { applicant: { monthlyDebts: 700 } } });
     expect(await events(lender.test, 'disclosure.loan_estimate_due')).toHaveLength(1);
 
     // Saturday, Sunday, the holiday, Tuesday, Wednesday afternoon: still due.
@@ -106,10 +100,42 @@ describe('the Loan Estimate clock in test mode', () => {
     expect(await events(lender.client, 'disclosure.loan_estimate_due')).toEqual([]);
   });
 
+  it('an application complete when created starts its clock at once; removing a piece later does not stop it', async () => {
+    const lender = await app.newAccount('Complete Lending');
+    const { data } = await lender.test.POST('/v1/applications', { body: { applicant: APPLICANT, term: 30, propertyValue: 437500, propertyAddress: ADDRESS } });
+    const mortgageId = data!.mortgageId;
+    expect((await events(lender.test, 'disclosure.loan_estimate_due')).map((e) => e.mortgageId)).toEqual([mortgageId]);
+    await lender.test.PATCH('/v1/applications/{mortgageId}', { params: { path: { mortgageId } }, body: { propertyAddress: null } });
+    await advance(lender.test, 'P6D');
+    expect((await events(lender.test, 'disclosure.loan_estimate_overdue')).map((e) => e.mortgageId)).toEqual([mortgageId]);
+  });
+
+  it('an application without a credit score is not a TRID application: no clock, no event', async () => {
+    const lender = await app.newAccount('Scoreless Lending');
+    const { data } = await lender.test.POST('/v1/applications', {
+      body: { applicant: { name: 'Sam Noscore', amount: 350000, annualIncome: 90000 }, term: 30, propertyValue: 437500, propertyAddress: ADDRESS },
+    });
+    const { data: le } = await estimate(lender.test, data!.mortgageId);
+    expect(le).toBeUndefined();
+    const quoteless = await lender.test.GET('/v1/applications/{mortgageId}/loan-estimate', { params: { path: { mortgageId: data!.mortgageId } } });
+    expect(quoteless.error).toMatchObject({ code: 'loan_estimate_needs_quote', clock: { status: 'not_started', missing: ['/applicant/creditScore'] } });
+    expect(await events(lender.test, 'disclosure.loan_estimate_due')).toEqual([]);
+  });
+
+  it('deleting the test data removes running clocks with their applications', async () => {
+    const lender = await app.newAccount('Tidy Lending');
+    const mortgageId = await draft(lender.test);
+    await complete(lender.test, mortgageId);
+    expect((await lender.test.DELETE('/v1/test/data', {})).response.status).toBe(200);
+    expect((await estimate(lender.test, mortgageId)).response.status).toBe(404);
+    await advance(lender.test, 'P10D');
+    expect(await events(lender.test, 'disclosure.loan_estimate_overdue')).toEqual([]);
+  });
+
   it('delivered within the period stops the clock: no overdue event follows', async () => {
     const lender = await app.newAccount('Prompt Lending');
     const mortgageId = await draft(lender.test);
-    await complete(testEnvironmentId(lender.accountId), mortgageId);
+    await complete(lender.test, mortgageId);
     await advance(lender.test, 'P1D');
     const { data, response, error } = await delivered(lender.test, mortgageId, { method: 'mail', deliveredAt: '2027-01-16T15:00:00.000Z' });
     expect(response.status, JSON.stringify(error)).toBe(200);
@@ -126,7 +152,7 @@ describe('the Loan Estimate clock in test mode', () => {
   it('withdrawal within the period stops it', async () => {
     const lender = await app.newAccount('Withdrawn Lending');
     const mortgageId = await draft(lender.test);
-    await complete(testEnvironmentId(lender.accountId), mortgageId);
+    await complete(lender.test, mortgageId);
     await advance(lender.test, 'PT2H');
     expect((await lender.test.POST('/v1/applications/{mortgageId}/withdraw', { params: { path: { mortgageId } } })).response.status).toBe(200);
     await advance(lender.test, 'P10D');
@@ -143,7 +169,7 @@ describe('the Loan Estimate clock in test mode', () => {
       body: { applicant: { ...APPLICANT, creditScore: 520 }, term: 30, propertyValue: 437500, quoteId: quote.data!.quoteId },
     });
     const mortgageId = data!.mortgageId;
-    await complete(testEnvironmentId(lender.accountId), mortgageId);
+    await complete(lender.test, mortgageId);
     const submitted = await lender.test.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId } } });
     expect(submitted.data!.status).toBe('declined');
     await advance(lender.test, 'P10D');
@@ -209,7 +235,7 @@ describe('markLoanEstimateDelivered', () => {
   beforeAll(async () => {
     lender = await app.newAccount('Careful Lending');
     mortgageId = await draft(lender.test);
-    await complete(testEnvironmentId(lender.accountId), mortgageId);
+    await complete(lender.test, mortgageId);
   });
   const stillDue = async () => expect((await estimate(lender.test, mortgageId)).data!.clock.status).not.toBe('delivered');
 
