@@ -20,7 +20,7 @@
 import { dateOfDay, dayNumber, isLegalPublicHoliday, weekday } from './holidays.ts';
 
 /** Business days the Loan Estimate has after the day the application is received. */
-export const LOAN_ESTIMATE_BUSINESS_DAYS = 3;
+const LOAN_ESTIMATE_BUSINESS_DAYS = 3;
 
 /** True for every day but Sundays and the dates of the 6103(a) legal public holidays. */
 export function isTridBusinessDay(date: string): boolean {

@@ -21,7 +21,7 @@ import { aprThousandths } from '../pricing/apr.ts';
 import { solveAprFixedPoint } from '../pricing/aprFixedPoint.ts';
 import { multiplyDivideHalfUp } from '../pricing/units.ts';
 
-export interface MortgageInsurance {
+interface MortgageInsurance {
   /** The monthly premium in cents. */
   monthlyCents: number;
   /** How many of the first payments carry it (until it is scheduled to end). */
@@ -45,7 +45,7 @@ export interface LoanEstimateInputs {
 }
 
 /** One column of Projected Payments: whole dollars but for principal and interest. */
-export interface ProjectedPaymentColumn {
+interface ProjectedPaymentColumn {
   fromYear: number;
   toYear: number;
   principalAndInterestCents: number;
