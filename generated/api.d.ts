@@ -745,7 +745,9 @@ export interface paths {
          *     In 5 Years, APR and Total Interest Percentage) from the application's active rate lock, else
          *     from its quote, and the Loan Estimate's clock (when it started, when the estimate is due, and
          *     whether it was delivered). 422 `loan_estimate_needs_quote` when the application names no quote
-         *     and has no active lock; the clock alone is part of that problem. See docs/partners/loan-estimate.md.
+         *     and has no active lock; the clock alone is part of that problem. JSON by default; send
+         *     `Accept: application/pdf` for the same figures and clock as a one-page PDF. See
+         *     docs/partners/loan-estimate.md.
          */
         get: operations["getLoanEstimate"];
         put?: never;
@@ -7728,9 +7730,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The figures and the clock. */
+            /** @description The figures and the clock, as JSON or (with `Accept: application/pdf`) as a PDF. */
             200: {
                 headers: {
+                    /**
+                     * @description With the PDF only: `attachment`, named after the application.
+                     * @example attachment; filename="mtg-01jdz8k3n4q2v6x9b7c5t1r0aa-loan-estimate.pdf"
+                     */
+                    "Content-Disposition"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7738,6 +7745,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LoanEstimate"];
+                    "application/pdf": string;
                 };
             };
             400: components["responses"]["BadRequest"];

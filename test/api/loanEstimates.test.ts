@@ -7,6 +7,8 @@
  * 10:00 in New York: the Friday before Martin Luther King Day (Monday the 18th).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream } from 'pdf-lib';
+import type { components } from '../../generated/api.d.ts';
 import { sweepLoanEstimates } from '../../src/services/loanEstimates.ts';
 import { startTestApp, type ApiClient, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import { manualClock } from '../helpers/webhookReceiver.ts';
@@ -51,8 +53,20 @@ async function events(as: ApiClient, event: 'disclosure.loan_estimate_due' | 'di
   return data!.data.map((e) => e.payload as Record<string, unknown>);
 }
 
+/** The text drawn on the page: pdf-lib writes a standard font's text as hex strings shown with Tj. */
+function pageText(pdf: PDFDocument): string {
+  const contents = pdf.getPages()[0]!.node.Contents();
+  const streams = contents instanceof PDFArray ? contents.asArray().map((ref) => pdf.context.lookup(ref) as PDFRawStream) : [contents as PDFRawStream];
+  const ops = streams.map((stream) => Buffer.from(decodePDFRawStream(stream).decode()).toString('latin1')).join('\n');
+  return [...ops.matchAll(/<([0-9A-Fa-f]*)>\s*Tj/g)].map((m) => Buffer.from(m[1]!, 'hex').toString('latin1')).join('\n');
+}
+
 const advance = async (as: ApiClient, by: string) => expect((await as.POST('/v1/test/clock/advance', { body: { by } })).response.status).toBe(200);
-const estimate = (as: ApiClient, mortgageId: string) => as.GET('/v1/applications/{mortgageId}/loan-estimate', { params: { path: { mortgageId } } });
+/** The JSON answer (the operation also answers PDF, which the typed client unions in). */
+async function estimate(as: ApiClient, mortgageId: string) {
+  const answer = await as.GET('/v1/applications/{mortgageId}/loan-estimate', { params: { path: { mortgageId } } });
+  return { ...answer, data: answer.data as components['schemas']['LoanEstimate'] | undefined };
+}
 const delivered = (as: ApiClient, mortgageId: string, body: { method: 'in_person' | 'mail' | 'email'; deliveredAt: string }) =>
   as.POST('/v1/applications/{mortgageId}/loan-estimate/delivered', { params: { path: { mortgageId } }, body });
 
@@ -195,6 +209,23 @@ describe('getLoanEstimate', () => {
       livemode: true,
     });
     expect(data!.comparisons.annualPercentageRate).toBe(6.611);
+  });
+
+  it('answers a PDF of the same figures and clock with Accept: application/pdf, read back with pdf-lib', async () => {
+    const lender = await app.newAccount('Paper Lending');
+    const mortgageId = await draft(lender.test);
+    await complete(lender.test, mortgageId);
+    const response = await app.fetch(`/v1/applications/${mortgageId}/loan-estimate`, { headers: { Authorization: `Bearer ${lender.testKey}`, Accept: 'application/pdf' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/pdf');
+    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="${mortgageId}-loan-estimate.pdf"`);
+    const pdf = await PDFDocument.load(new Uint8Array(await response.arrayBuffer()));
+    expect(pdf.getPageCount()).toBe(1);
+    expect(pdf.getTitle()).toBe(`Loan Estimate figures ${mortgageId}`);
+    const text = pageText(pdf);
+    for (const expected of ['Loan Amount', '$350,000', '6.5%', '$2,212.24', '1-30', '$2,212', '$137,379', '$22,362', '6.611%', '127.544%', 'Due by the end of 2027-01-20', 'not a Loan Estimate']) {
+      expect(text, expected).toContain(expected);
+    }
   });
 
   it('takes the figures from the active rate lock when there is one', async () => {
