@@ -11,6 +11,7 @@ import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.t
 import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepRateLocks } from './services/rateLocks.ts';
 import { sweepNoticeReminders } from './services/notices.ts';
+import { sweepLoanEstimates } from './services/loanEstimates.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -67,6 +68,9 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     every('rate-lock-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepRateLocks(ctx)),
     // Adverse action notices 25 days undelivered get their reminder (application.adverse_action_reminder), each environment on its own clock.
     every('notice-reminder-sweep', NOTICE_SWEEP_INTERVAL_MS, ctx, () => sweepNoticeReminders(ctx)),
+    // Loan Estimates past the end of their third business day undelivered (disclosure.loan_estimate_overdue),
+    // on the rate locks' interval: the same kind of clock-driven sweep, once across instances.
+    every('loan-estimate-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepLoanEstimates(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -11,6 +11,7 @@ import { documentOperations } from './documents.ts';
 import { noticeOperations } from './notices.ts';
 import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
+import { loanEstimateOperations } from './loanEstimates.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
 import { requestLogOperations } from './requestLogs.ts';
@@ -40,6 +41,7 @@ export const operationHandlers: OperationHandlers = {
   ...documentOperations,
   ...noticeOperations,
   ...underwritingOperations,
+  ...loanEstimateOperations,
 
   // export
   ...exportOperations,

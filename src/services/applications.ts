@@ -26,6 +26,7 @@ import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
 import { publishApproved, publishDeclined, publishStatus } from './applicationEvents.ts';
+import { startLoanEstimateClockIfComplete, stopLoanEstimateClock } from './loanEstimates.ts';
 import { toCondition } from './conditionView.ts';
 import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
 import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
@@ -158,6 +159,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
     await checkQuote(tx, accountId, record);
     await insertApplication(tx, record);
     await writeDemographics(tx, accountId, record.mortgageId, input.demographics, at);
+    await startLoanEstimateClockIfComplete(ctx, tx, record);
     return record;
   });
 }
@@ -229,6 +231,7 @@ export async function updateApplication(
       throw fail.conflict('application_not_editable', 'The application changed while it was being edited; read it again.', { currentStatus: current.status });
     }
     await writeDemographics(tx, accountId, mortgageId, patch.demographics, next.updatedAt);
+    await startLoanEstimateClockIfComplete(ctx, tx, next);
     return next;
   });
 }
@@ -270,6 +273,7 @@ async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationR
  * may clear it to close at once, when none is due before closing or evidence on file meets them).
  */
 async function publishDecision(
+  ctx: AppContext,
   tx: Tx,
   next: ApplicationRecord,
   reviewerConditions: readonly ConditionInput[],
@@ -280,6 +284,8 @@ async function publishDecision(
   if (next.status === 'referred') await publishStatus(tx, 'application.referred', next, at);
   if (next.status === 'declined') {
     await publishDeclined(tx, next, decidedBy, at);
+    // A denial within the three business days ends the duty to provide the estimate (comment 19(e)(1)(iii)-3).
+    await stopLoanEstimateClock(ctx, tx, next, 'declined');
     // The notice of action taken, due to the applicant within 30 days (12 CFR 1002.9(a)(1)(i)).
     await makeDeclineNotice(tx, next, noticeReasons);
   }
@@ -316,7 +322,7 @@ export async function submitApplication(ctx: AppContext, accountId: string, mort
     const next: ApplicationRecord = { ...current, status: decision.outcome, decision, submittedAt: at, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'submit');
     await publishStatus(tx, 'application.submitted', { ...next, status: 'submitted' }, now);
-    return publishDecision(tx, next, []);
+    return publishDecision(ctx, tx, next, []);
   });
 }
 
@@ -353,7 +359,7 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
-    const decided = await publishDecision(tx, next, review.conditions ?? [], review.noticeReasons);
+    const decided = await publishDecision(ctx, tx, next, review.conditions ?? [], review.noticeReasons);
     // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user);
     // an approval's change names the conditions it attached (the rules' and the reviewer's).
     const conditions = decided.conditions.map((c) => ({ conditionId: c.conditionId, type: c.type, dueBefore: c.dueBefore, addedBy: c.addedBy, status: c.status }));
@@ -380,6 +386,7 @@ export async function withdrawApplication(ctx: AppContext, accountId: string, mo
     const next: ApplicationRecord = { ...current, status: 'withdrawn', withdrawnAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'withdraw');
     await publishStatus(tx, 'application.withdrawn', next, now);
+    await stopLoanEstimateClock(ctx, tx, next, 'withdrawn');
     return next;
   });
 }

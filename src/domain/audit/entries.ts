@@ -56,6 +56,7 @@ export type AuditAction =
   | 'condition.added'
   | 'condition.satisfied'
   | 'condition.waived'
+  | 'loanEstimate.delivered'
   | 'rateLock.created'
   | 'rateLock.extended'
   | 'rateLock.cancelled'
