@@ -1,0 +1,179 @@
+/**
+ * The service's application data and the HMDA codes they are reported as (FIG 2026, section 3,
+ * "Loan/Application Register"). The application-data names are those of the agreed wire format
+ * (docs/partners/applications.md); the codes are the FIG's.
+ */
+
+export type LoanPurpose = 'purchase' | 'home_improvement' | 'refinancing' | 'cash_out_refinancing' | 'other';
+export type Occupancy = 'principal_residence' | 'second_residence' | 'investment_property';
+export type PropertyType = 'single_family' | 'condominium' | 'two_to_four_units' | 'manufactured_home' | 'multifamily';
+export type LienStatus = 'first_lien' | 'subordinate_lien';
+export type LoanType = 'conventional' | 'fha' | 'va' | 'usda';
+
+export type Ethnicity =
+  | 'hispanic_or_latino'
+  | 'mexican'
+  | 'puerto_rican'
+  | 'cuban'
+  | 'other_hispanic_or_latino'
+  | 'not_hispanic_or_latino'
+  | 'information_not_provided';
+
+export type Race =
+  | 'american_indian_or_alaska_native'
+  | 'asian'
+  | 'asian_indian'
+  | 'chinese'
+  | 'filipino'
+  | 'japanese'
+  | 'korean'
+  | 'vietnamese'
+  | 'other_asian'
+  | 'black_or_african_american'
+  | 'native_hawaiian_or_other_pacific_islander'
+  | 'native_hawaiian'
+  | 'guamanian_or_chamorro'
+  | 'samoan'
+  | 'other_pacific_islander'
+  | 'white'
+  | 'information_not_provided';
+
+export type Sex = 'male' | 'female' | 'male_and_female' | 'information_not_provided';
+
+export const LOAN_PURPOSE_CODES: Readonly<Record<LoanPurpose, string>> = {
+  purchase: '1',
+  home_improvement: '2',
+  refinancing: '31',
+  cash_out_refinancing: '32',
+  other: '4',
+};
+
+export const OCCUPANCY_CODES: Readonly<Record<Occupancy, string>> = {
+  principal_residence: '1',
+  second_residence: '2',
+  investment_property: '3',
+};
+
+export const LIEN_STATUS_CODES: Readonly<Record<LienStatus, string>> = { first_lien: '1', subordinate_lien: '2' };
+
+export const LOAN_TYPE_CODES: Readonly<Record<LoanType, string>> = { conventional: '1', fha: '2', va: '3', usda: '4' };
+
+/** Construction Method: 2 manufactured home, 1 site-built (everything else the service knows). */
+export function constructionMethodOf(type: PropertyType): string {
+  return type === 'manufactured_home' ? '2' : '1';
+}
+
+/** Total Units when the application gives none: a single dwelling for the one-unit types, else unknown. */
+export function impliedTotalUnits(type: PropertyType | null): number | null {
+  return type === 'single_family' || type === 'condominium' || type === 'manufactured_home' ? 1 : null;
+}
+
+export const ETHNICITY_CODES: Readonly<Record<Ethnicity, string>> = {
+  hispanic_or_latino: '1',
+  mexican: '11',
+  puerto_rican: '12',
+  cuban: '13',
+  other_hispanic_or_latino: '14',
+  not_hispanic_or_latino: '2',
+  information_not_provided: '3',
+};
+
+export const RACE_CODES: Readonly<Record<Race, string>> = {
+  american_indian_or_alaska_native: '1',
+  asian: '2',
+  asian_indian: '21',
+  chinese: '22',
+  filipino: '23',
+  japanese: '24',
+  korean: '25',
+  vietnamese: '26',
+  other_asian: '27',
+  black_or_african_american: '3',
+  native_hawaiian_or_other_pacific_islander: '4',
+  native_hawaiian: '41',
+  guamanian_or_chamorro: '42',
+  samoan: '43',
+  other_pacific_islander: '44',
+  white: '5',
+  information_not_provided: '6',
+};
+
+export const SEX_CODES: Readonly<Record<Sex, string>> = {
+  male: '1',
+  female: '2',
+  information_not_provided: '3',
+  male_and_female: '6',
+};
+
+/**
+ * Reasons for Denial (FIG field 68–71). `other` (9) needs the free-form text of field 72;
+ * 10 (not applicable) is what an application that was not denied reports.
+ */
+export type DenialReason =
+  | 'debt_to_income_ratio'
+  | 'employment_history'
+  | 'credit_history'
+  | 'collateral'
+  | 'insufficient_cash'
+  | 'unverifiable_information'
+  | 'credit_application_incomplete'
+  | 'mortgage_insurance_denied'
+  | 'other';
+
+export const DENIAL_REASON_CODES: Readonly<Record<DenialReason, string>> = {
+  debt_to_income_ratio: '1',
+  employment_history: '2',
+  credit_history: '3',
+  collateral: '4',
+  insufficient_cash: '5',
+  unverifiable_information: '6',
+  credit_application_incomplete: '7',
+  mortgage_insurance_denied: '8',
+  other: '9',
+};
+
+/** A reason for denial as the LAR reports it: code 9 carries its words (field 72, up to 255 characters). */
+export interface LarDenialReason {
+  reason: DenialReason;
+  otherText?: string;
+}
+
+/**
+ * The denial reasons of an automatic decline: each underwriting rule that declined, mapped to the
+ * FIG's list (Reg C 1003.4(a)(16)). The service's rules and what they test: debt-to-income → 1;
+ * loan-to-value → 4 (collateral); credit score → 3 (credit history, as Regulation B's model form
+ * C-1 lists "credit score" under it); missing financial data → 7 (credit application incomplete);
+ * loan amount and pricing → 9 with words. At most four are reported, in the decision's order.
+ */
+export function denialReasonsOfRules(rules: readonly string[]): LarDenialReason[] {
+  const found: LarDenialReason[] = [];
+  const add = (reason: LarDenialReason) => {
+    if (found.length < 4 && !found.some((r) => r.reason === reason.reason)) found.push(reason);
+  };
+  for (const rule of rules) {
+    if (rule === 'debt_to_income') add({ reason: 'debt_to_income_ratio' });
+    else if (rule === 'loan_to_value') add({ reason: 'collateral' });
+    else if (rule === 'credit_score') add({ reason: 'credit_history' });
+    else if (rule === 'financial_data') add({ reason: 'credit_application_incomplete' });
+    else if (rule === 'loan_amount') add({ reason: 'other', otherText: 'Loan amount above the lender limit' });
+    else if (rule === 'pricing') add({ reason: 'other', otherText: 'Loan could not be priced' });
+  }
+  return found;
+}
+
+/** Federal agencies of the transmittal sheet (FIG 2.3, field 12). */
+export const AGENCY_CODES = ['1', '2', '3', '5', '7', '9'] as const;
+
+/**
+ * The USPS codes the FIG accepts in State fields, each with its FIPS state code (the first two
+ * digits of a county's five-digit FIPS code, which V716 compares with the state). Looked up with
+ * text from a file, so it has no prototype.
+ */
+export const STATE_FIPS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
+  AL: '01', AK: '02', AZ: '04', AR: '05', CA: '06', CO: '08', CT: '09', DE: '10', DC: '11', FL: '12',
+  GA: '13', HI: '15', ID: '16', IL: '17', IN: '18', IA: '19', KS: '20', KY: '21', LA: '22', ME: '23',
+  MD: '24', MA: '25', MI: '26', MN: '27', MS: '28', MO: '29', MT: '30', NE: '31', NV: '32', NH: '33',
+  NJ: '34', NM: '35', NY: '36', NC: '37', ND: '38', OH: '39', OK: '40', OR: '41', PA: '42', RI: '44',
+  SC: '45', SD: '46', TN: '47', TX: '48', UT: '49', VT: '50', VA: '51', WA: '53', WV: '54', WI: '55',
+  WY: '56', AS: '60', GU: '66', MP: '69', PR: '72', VI: '78',
+});
