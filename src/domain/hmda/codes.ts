@@ -138,29 +138,6 @@ export interface LarDenialReason {
   otherText?: string;
 }
 
-/**
- * The denial reasons of an automatic decline: each underwriting rule that declined, mapped to the
- * FIG's list (Reg C 1003.4(a)(16)). The service's rules and what they test: debt-to-income → 1;
- * loan-to-value → 4 (collateral); credit score → 3 (credit history, as Regulation B's model form
- * C-1 lists "credit score" under it); missing financial data → 7 (credit application incomplete);
- * loan amount and pricing → 9 with words. At most four are reported, in the decision's order.
- */
-export function denialReasonsOfRules(rules: readonly string[]): LarDenialReason[] {
-  const found: LarDenialReason[] = [];
-  const add = (reason: LarDenialReason) => {
-    if (found.length < 4 && !found.some((r) => r.reason === reason.reason)) found.push(reason);
-  };
-  for (const rule of rules) {
-    if (rule === 'debt_to_income') add({ reason: 'debt_to_income_ratio' });
-    else if (rule === 'loan_to_value') add({ reason: 'collateral' });
-    else if (rule === 'credit_score') add({ reason: 'credit_history' });
-    else if (rule === 'financial_data') add({ reason: 'credit_application_incomplete' });
-    else if (rule === 'loan_amount') add({ reason: 'other', otherText: 'Loan amount above the lender limit' });
-    else if (rule === 'pricing') add({ reason: 'other', otherText: 'Loan could not be priced' });
-  }
-  return found;
-}
-
 /** Federal agencies of the transmittal sheet (FIG 2.3, field 12). */
 export const AGENCY_CODES = ['1', '2', '3', '5', '7', '9'] as const;
 

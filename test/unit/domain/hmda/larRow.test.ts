@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { denialReasonsOfRules } from '../../../../src/domain/hmda/codes.ts';
+import { denialReasonsOfRules } from '../../../../src/domain/hmda/decision.ts';
 import { larFailures } from '../../../../src/domain/hmda/fileEdits.ts';
 import { LAR_FIELD_COUNT, TS_FIELD_COUNT, larRecordOf } from '../../../../src/domain/hmda/layout.ts';
 import { larRowOf } from '../../../../src/domain/hmda/larRow.ts';
