@@ -614,6 +614,29 @@ export interface paths {
         patch: operations["updateApplication"];
         trace?: never;
     };
+    "/v1/applications/{mortgageId}/demographics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an application's demographic information
+         * @description The applicant's HMDA demographic information (ethnicity, race, sex, age), as written with the
+         *     application's create or edit. It is kept apart from the application and never appears in the
+         *     application, the events feed, a webhook, a notice, the request log or the audit log. Needs an
+         *     admin key, or a restricted key with `demographics:read` (a family no member operation needs).
+         */
+        get: operations["getApplicationDemographics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/applications/{mortgageId}/submit": {
         parameters: {
             query?: never;
@@ -1811,6 +1834,11 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
             /** @description The API version the account is pinned to (requests without `Mos-Version` are answered in it). Admins upgrade it in the dashboard's settings. */
             apiVersion: components["schemas"]["ApiVersion"];
+            /**
+             * @description The lender's name and address as notices to applicants give them (set by an admin in the
+             *     dashboard's settings), or null until set.
+             */
+            lender: components["schemas"]["Lender"] | null;
         };
         /**
          * @description A version of this API: the date it was released. Send one in the `Mos-Version` header to be
@@ -3404,6 +3432,14 @@ export interface components {
              * @example 450000
              */
             propertyValue: number | null;
+            /** @description The subject property's address, or null when not given. */
+            propertyAddress: components["schemas"]["PropertyAddress"] | null;
+            loanPurpose: components["schemas"]["LoanPurpose"];
+            occupancy: components["schemas"]["Occupancy"];
+            propertyType: components["schemas"]["PropertyType"];
+            totalUnits: components["schemas"]["TotalUnits"];
+            lienStatus: components["schemas"]["LienStatus"];
+            loanType: components["schemas"]["LoanType"];
             /**
              * @description The quote the application is based on, or null.
              * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
@@ -3460,6 +3496,19 @@ export interface components {
              * @example 450000
              */
             propertyValue?: number | null;
+            /** @description The subject property's address, or null. */
+            propertyAddress?: components["schemas"]["PropertyAddressInput"] | null;
+            loanPurpose?: components["schemas"]["LoanPurpose"];
+            occupancy?: components["schemas"]["Occupancy"];
+            propertyType?: components["schemas"]["PropertyType"];
+            totalUnits?: components["schemas"]["TotalUnits"];
+            lienStatus?: components["schemas"]["LienStatus"];
+            loanType?: components["schemas"]["LoanType"];
+            /**
+             * @description The applicant's HMDA demographic information (write-only: never echoed; admins read it with
+             *     `GET /v1/applications/{mortgageId}/demographics`), or null.
+             */
+            demographics?: components["schemas"]["DemographicsInput"] | null;
             /**
              * @description A quote of this account for the same amount and term. When given, the decision's
              *     debt-to-income ratio uses the quote's monthly payment.
@@ -3484,6 +3533,19 @@ export interface components {
              * @example 450000
              */
             propertyValue?: number | null;
+            /** @description The subject property's address, or null. */
+            propertyAddress?: components["schemas"]["PropertyAddressInput"] | null;
+            loanPurpose?: components["schemas"]["LoanPurpose"];
+            occupancy?: components["schemas"]["Occupancy"];
+            propertyType?: components["schemas"]["PropertyType"];
+            totalUnits?: components["schemas"]["TotalUnits"];
+            lienStatus?: components["schemas"]["LienStatus"];
+            loanType?: components["schemas"]["LoanType"];
+            /**
+             * @description The applicant's HMDA demographic information (write-only: never echoed; admins read it with
+             *     `GET /v1/applications/{mortgageId}/demographics`), or null.
+             */
+            demographics?: components["schemas"]["DemographicsInput"] | null;
             /**
              * @description A quote of this account for the same amount and term, or null to drop it.
              * @example qte-01jdz8k3n4q2v6x9b7c5t1r0aa
@@ -4429,6 +4491,46 @@ export interface components {
          */
         Livemode: boolean;
         /**
+         * @description USPS two-letter code of a state, the District of Columbia, Puerto Rico or a territory (American
+         *     Samoa, Guam, the Northern Mariana Islands, the U.S. Virgin Islands): the codes HMDA's State
+         *     field takes.
+         * @example CA
+         * @enum {string}
+         */
+        UsStateCode: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "PR" | "AS" | "GU" | "MP" | "VI";
+        /**
+         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor),
+         *     set by an admin in the dashboard's settings.
+         */
+        Lender: {
+            /**
+             * @description The creditor's legal name.
+             * @example Harbor Lending
+             * @example LLC
+             */
+            name: string;
+            /** @description The creditor's address. */
+            address: {
+                /**
+                 * @description Street address.
+                 * @example 500 Market Street
+                 * @example Suite 300
+                 */
+                street: string;
+                /**
+                 * @description City.
+                 * @example San Francisco
+                 */
+                city: string;
+                state: components["schemas"]["UsStateCode"];
+                /**
+                 * @description ZIP code.
+                 * @example 94105
+                 */
+                zip: string;
+            };
+        };
+        /**
          * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),
          *     or `write` (its reads and writes: `write` implies `read`).
          * @example read
@@ -4455,6 +4557,8 @@ export interface components {
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
          *     - `testMode`: test data and the test clock.
+         *     - `demographics`: the applicants' HMDA demographic information (read only; an admin-only
+         *       family: no operation open to member keys needs it).
          * @example {
          *       "applications": "read",
          *       "events": "read"
@@ -4475,6 +4579,7 @@ export interface components {
             rateLocks?: components["schemas"]["ScopeLevel"];
             requestLogs?: components["schemas"]["ScopeLevel"];
             testMode?: components["schemas"]["ScopeLevel"];
+            demographics?: components["schemas"]["ScopeLevel"];
         };
         /**
          * @description A restricted key's permissions, per resource family: `read` or `write` (`write` implies
@@ -4496,6 +4601,8 @@ export interface components {
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
          *     - `testMode`: test data and the test clock.
+         *     - `demographics`: the applicants' HMDA demographic information (read only; an admin-only
+         *       family: no operation open to member keys needs it).
          * @example {
          *       "applications": "read",
          *       "events": "read"
@@ -4516,6 +4623,7 @@ export interface components {
             rateLocks?: components["schemas"]["ScopeLevel"];
             requestLogs?: components["schemas"]["ScopeLevel"];
             testMode?: components["schemas"]["ScopeLevel"];
+            demographics?: components["schemas"]["ScopeLevel"];
         };
         /**
          * @description Who made the change: a dashboard user (its id and email), an API key (its id and name), the
@@ -4567,7 +4675,7 @@ export interface components {
              *     `account.mfaRequirementChanged`, `condition.added`, `condition.satisfied`,
              *     `condition.waived`, `rateLock.created`, `rateLock.extended`, `rateLock.cancelled`,
              *     `testClock.advanced`, `testClock.reset`, `account.apiVersionUpgraded`,
-             *     `account.apiVersionRolledBack`. New actions may be added.
+             *     `account.apiVersionRolledBack`, `account.lenderUpdated`. New actions may be added.
              * @example webhook.secretRotated
              */
             action: string;
@@ -4744,6 +4852,213 @@ export interface components {
         /** @description A page of the account's request log, newest first. */
         RequestLogList: components["schemas"]["ListEnvelope"] & {
             data?: components["schemas"]["RequestLog"][];
+        };
+        /** @description The subject property's address, as given on create or edit. */
+        PropertyAddress: {
+            /**
+             * @description Street address (number, street, unit).
+             * @example 1234 Harbor Way
+             */
+            street: string;
+            /**
+             * @description City.
+             * @example Oakland
+             */
+            city: string;
+            state: components["schemas"]["UsStateCode"];
+            /**
+             * @description ZIP code, five digits or ZIP+4.
+             * @example 94607
+             */
+            zip: string;
+            /**
+             * @description The county's 5-digit FIPS code (state and county), or null when not given.
+             * @example 06001
+             */
+            county: string | null;
+            /**
+             * @description The 11-digit census tract number, or null when not given.
+             * @example 06001402800
+             */
+            censusTract: string | null;
+        };
+        /**
+         * @description What the loan is for (HMDA loan purpose: 1 purchase, 2 home improvement, 31 refinancing, 32
+         *     cash-out refinancing, 4 other purpose), or null when not given.
+         * @example purchase
+         * @enum {string|null}
+         */
+        LoanPurpose: "purchase" | "home_improvement" | "refinancing" | "cash_out_refinancing" | "other" | null;
+        /**
+         * @description How the applicant will use the property (HMDA occupancy type 1, 2, 3), or null when not given.
+         * @example principal_residence
+         * @enum {string|null}
+         */
+        Occupancy: "principal_residence" | "second_residence" | "investment_property" | null;
+        /**
+         * @description The kind of dwelling (HMDA reports `manufactured_home` as construction method 2, every other
+         *     kind as site-built, 1), or null when not given.
+         * @example single_family
+         * @enum {string|null}
+         */
+        PropertyType: "single_family" | "condominium" | "two_to_four_units" | "manufactured_home" | "multifamily" | null;
+        /**
+         * Format: int32
+         * @description The number of individual dwelling units the property holds (HMDA total units), or null when not
+         *     given (the register then counts 1 for `single_family`, `condominium` and `manufactured_home`).
+         * @example 1
+         */
+        TotalUnits: number | null;
+        /**
+         * @description Whether the loan will be secured by a first or a subordinate lien (HMDA lien status 1, 2), or null when not given.
+         * @example first_lien
+         * @enum {string|null}
+         */
+        LienStatus: "first_lien" | "subordinate_lien" | null;
+        /**
+         * @description The loan's program (HMDA loan type: 1 conventional, 2 FHA-insured, 3 VA-guaranteed, 4 USDA
+         *     Rural Housing Service or Farm Service Agency), or null when not given.
+         * @example conventional
+         * @enum {string|null}
+         */
+        LoanType: "conventional" | "fha" | "va" | "usda" | null;
+        /**
+         * @description The subject property's address. `street`, `city`, `state` and `zip` are required; `county` (the
+         *     5-digit FIPS state and county code) and `censusTract` (the 11-digit census tract number) are
+         *     what the HMDA register reports and may be left out or null until known.
+         */
+        PropertyAddressInput: {
+            /**
+             * @description Street address (number, street, unit).
+             * @example 1234 Harbor Way
+             */
+            street: string;
+            /**
+             * @description City.
+             * @example Oakland
+             */
+            city: string;
+            state: components["schemas"]["UsStateCode"];
+            /**
+             * @description ZIP code, five digits or ZIP+4 (`94607-1234`).
+             * @example 94607
+             */
+            zip: string;
+            /**
+             * @description The county's 5-digit FIPS code (state and county, `06001` for Alameda County, CA), or null.
+             * @example 06001
+             */
+            county?: string | null;
+            /**
+             * @description The 11-digit census tract number (state, county and tract FIPS codes), or null.
+             * @example 06001402800
+             */
+            censusTract?: string | null;
+        };
+        /**
+         * @description An ethnicity as the applicant gave it (HMDA codes 1, 11, 12, 13, 14, 2 and 3,
+         *     `information_not_provided`: the applicant chose not to provide it).
+         * @example not_hispanic_or_latino
+         * @enum {string}
+         */
+        Ethnicity: "hispanic_or_latino" | "mexican" | "puerto_rican" | "cuban" | "other_hispanic_or_latino" | "not_hispanic_or_latino" | "information_not_provided";
+        /**
+         * @description A race as the applicant gave it (HMDA codes 1, 2, 21–27, 3, 4, 41–44, 5 and 6,
+         *     `information_not_provided`: the applicant chose not to provide it).
+         * @example white
+         * @enum {string}
+         */
+        Race: "american_indian_or_alaska_native" | "asian" | "asian_indian" | "chinese" | "filipino" | "japanese" | "korean" | "vietnamese" | "other_asian" | "black_or_african_american" | "native_hawaiian_or_other_pacific_islander" | "native_hawaiian" | "guamanian_or_chamorro" | "samoan" | "other_pacific_islander" | "white" | "information_not_provided";
+        /**
+         * @description The applicant's demographic information for the HMDA register, as the applicant chose to give
+         *     it. Write-only: never part of the application, an event or a webhook; only an admin reads it
+         *     back (`GET /v1/applications/{mortgageId}/demographics`). `information_not_provided` stands
+         *     alone in its list.
+         */
+        DemographicsInput: {
+            /**
+             * @description One to five ethnicities, or `[information_not_provided]`.
+             * @example [
+             *       "not_hispanic_or_latino"
+             *     ]
+             */
+            ethnicity: components["schemas"]["Ethnicity"][];
+            /**
+             * @description One to five races, or `[information_not_provided]`.
+             * @example [
+             *       "asian",
+             *       "chinese"
+             *     ]
+             */
+            race: components["schemas"]["Race"][];
+            /**
+             * @description The applicant's sex as given (HMDA 1, 2, 6 applicant selected both, 3 not provided).
+             * @example female
+             * @enum {string}
+             */
+            sex: "male" | "female" | "male_and_female" | "information_not_provided";
+            /**
+             * Format: int32
+             * @description The applicant's age in years, or null when not known.
+             * @example 41
+             */
+            age?: number | null;
+            /**
+             * @description Whether ethnicity, race or sex was collected on the basis of visual observation or surname.
+             * @example false
+             */
+            collectedOnVisualObservation: boolean;
+        };
+        /** @description The applicant's demographic information as it was given. */
+        Demographics: {
+            /**
+             * @description One to five ethnicities, or `[information_not_provided]`.
+             * @example [
+             *       "not_hispanic_or_latino"
+             *     ]
+             */
+            ethnicity: components["schemas"]["Ethnicity"][];
+            /**
+             * @description One to five races, or `[information_not_provided]`.
+             * @example [
+             *       "asian",
+             *       "chinese"
+             *     ]
+             */
+            race: components["schemas"]["Race"][];
+            /**
+             * @description The applicant's sex as given.
+             * @example female
+             * @enum {string}
+             */
+            sex: "male" | "female" | "male_and_female" | "information_not_provided";
+            /**
+             * Format: int32
+             * @description The applicant's age in years, or null.
+             * @example 41
+             */
+            age: number | null;
+            /**
+             * @description Whether ethnicity, race or sex was collected on the basis of visual observation or surname.
+             * @example false
+             */
+            collectedOnVisualObservation: boolean;
+        };
+        /**
+         * @description An application's HMDA demographic information, kept apart from the application: only admins
+         *     read it, and it is never in the application, an event, a webhook, a notice or a log.
+         */
+        ApplicationDemographics: {
+            mortgageId: components["schemas"]["MortgageId"];
+            /** @description What the applicant gave, or null when nothing was given. */
+            demographics: components["schemas"]["Demographics"] | null;
+            /**
+             * Format: date-time
+             * @description When the demographic information was last written, or null when never.
+             * @example 2026-11-21T18:20:00.000Z
+             */
+            updatedAt: string | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
@@ -5483,6 +5798,8 @@ export type SchemaBankVerification = components['schemas']['BankVerification'];
 export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerificationFailedCheck'];
 export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
+export type SchemaUsStateCode = components['schemas']['UsStateCode'];
+export type SchemaLender = components['schemas']['Lender'];
 export type SchemaScopeLevel = components['schemas']['ScopeLevel'];
 export type SchemaApiKeyScopes = components['schemas']['ApiKeyScopes'];
 export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput'];
@@ -5492,6 +5809,19 @@ export type SchemaAuditEventList = components['schemas']['AuditEventList'];
 export type SchemaRequestLogOmission = components['schemas']['RequestLogOmission'];
 export type SchemaRequestLog = components['schemas']['RequestLog'];
 export type SchemaRequestLogList = components['schemas']['RequestLogList'];
+export type SchemaPropertyAddress = components['schemas']['PropertyAddress'];
+export type SchemaLoanPurpose = components['schemas']['LoanPurpose'];
+export type SchemaOccupancy = components['schemas']['Occupancy'];
+export type SchemaPropertyType = components['schemas']['PropertyType'];
+export type SchemaTotalUnits = components['schemas']['TotalUnits'];
+export type SchemaLienStatus = components['schemas']['LienStatus'];
+export type SchemaLoanType = components['schemas']['LoanType'];
+export type SchemaPropertyAddressInput = components['schemas']['PropertyAddressInput'];
+export type SchemaEthnicity = components['schemas']['Ethnicity'];
+export type SchemaRace = components['schemas']['Race'];
+export type SchemaDemographicsInput = components['schemas']['DemographicsInput'];
+export type SchemaDemographics = components['schemas']['Demographics'];
+export type SchemaApplicationDemographics = components['schemas']['ApplicationDemographics'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -6936,6 +7266,42 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApplicationDemographics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application's demographic information, or `demographics` null when none was given. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationDemographics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     submitApplication: {

@@ -30,11 +30,14 @@ async function delays(seconds: number, rate: number): Promise<number[]> {
   const { apiKey } = await createAccountWithCli(path.join(root, 'data'), 'Bench Lending', undefined, env);
   const service = await startService({ dataDir: path.join(root, 'data'), env });
   const seen = new Map<string, number>();
+  // Files already there (the account's setup, archived before the watch began) would count the
+  // wait for the watcher as archive delay: only files that appear while watched are measured.
+  const before = new Set(await readdir(archiveDir).catch(() => [] as string[]));
   let watching = true;
   const watcher = (async () => {
     while (watching) {
       const now = Date.now();
-      for (const name of await readdir(archiveDir)) if (name.startsWith('segment-') && !name.endsWith('.partial') && !seen.has(name)) seen.set(name, now);
+      for (const name of await readdir(archiveDir)) if (name.startsWith('segment-') && !name.endsWith('.partial') && !before.has(name) && !seen.has(name)) seen.set(name, now);
       await new Promise((r) => setTimeout(r, 5));
     }
   })();

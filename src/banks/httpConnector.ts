@@ -27,7 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { inSpan, SpanKind, type Tracer } from '../observability/tracing.ts';
-import type { BankConfig } from '../config.ts';
+import type { BankConfig } from '../config/integrations.ts';
 import { createAjv } from '../contract/spec.ts';
 import { ACCOUNT_NUMBER_PATTERN } from '../domain/banks/accountNumber.ts';
 import { partnerBaseUrlDecision } from '../domain/banks/partnerUrl.ts';

@@ -11,7 +11,7 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BankConfig } from '../config.ts';
+import type { BankConfig } from '../config/integrations.ts';
 
 export const BANK_SECRET_FILE = 'bank-secret.key';
 

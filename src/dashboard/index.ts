@@ -88,7 +88,7 @@ export function dashboard(ctx: AppContext): Middleware {
     setSecurityHeaders(koa);
     // Static files need no session.
     if (assetRouter.match(koa.path, koa.method).route) return assets(koa, next);
-    const state: DashboardState = { session: null, anonymousCsrf: null, form: null };
+    const state: DashboardState = { session: null, anonymousCsrf: null, form: null, reads: null };
     koa.state.dashboard = state;
     try {
       // A trailing slash is not a spelling of a page: a GET of one goes to the page's own path, anything else is a 404.
@@ -141,7 +141,14 @@ function guard(ctx: AppContext, limits: SignInLimits, access: RouteAccess): Midd
       checkCsrfToken(state.form.get('_csrf'), access.beforeSignIn ? (state.anonymousCsrf ?? undefined) : state.session?.csrfToken);
     }
     if (gateRestrictedSession(koa, access) || (await stepUpIfNeeded(koa, ctx, limits, access))) return;
-    await next();
+    const reader = state.session ? `user:${state.session.user.userId}` : null;
+    if (access.replicaReads && reader && ctx.store.forReplicaReads) state.reads = Object.create(ctx, { store: { value: ctx.store.forReplicaReads(reader) } }) as AppContext;
+    try {
+      await next();
+    } finally {
+      // What this user's form wrote is read from the primary for a while: their next page shows it.
+      if (koa.method === 'POST' && reader) ctx.store.clientWrote?.(reader);
+    }
   };
 }
 

@@ -19,6 +19,11 @@ export function stateOf(koa: Context): DashboardState {
   return koa.state.dashboard as DashboardState;
 }
 
+/** The context a page reads its table through: one that may read from a replica where the route allows it (routeAccess.ts). */
+export function readingContext(ctx: AppContext, koa: Context): AppContext {
+  return stateOf(koa).reads ?? ctx;
+}
+
 /** The signed-in user's session; a visitor is sent to the sign-in page. */
 export function requireSession(koa: Context): ActiveSession {
   const session = stateOf(koa).session;

@@ -28,6 +28,12 @@ export interface RouteAccess {
   openTo?: readonly Restriction[];
   /** Every form (POST) says whether it asks for a fresh code. */
   stepUp?: StepUp;
+  /**
+   * A table that may be read from a replica (DATABASE_REPLICA_URLS), as the API's `x-read-replica`
+   * operations are: bounded staleness, and the user's own writes of the last moments read from the
+   * primary (read-your-writes, keyed by the user).
+   */
+  replicaReads?: true;
 }
 
 const BOTH: readonly Restriction[] = ['awaiting-code', 'awaiting-enrolment'];
@@ -71,7 +77,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'webhooks.rotate-secret': { stepUp: fresh('shows a new signing secret') },
   'webhooks.test': { stepUp: none(SAME_URL) },
   'webhooks.retry': { stepUp: none(SAME_URL) },
-  applications: {},
+  applications: { replicaReads: true },
   application: {},
   'application.document': {},
   'application.approve': { stepUp: none(DECISION) },
@@ -81,7 +87,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'application.conditions.waive': { stepUp: none(DECISION) },
   quotes: {},
   exports: {},
-  'exports.download': {},
+  'exports.download': { replicaReads: true },
   team: {},
   'team.invite': { stepUp: fresh('grants access to the account, as admin or member') },
   'team.invitation.withdraw': { stepUp: none('takes access away: the link stops working') },
@@ -90,15 +96,16 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'team.mfa-requirement': { stepUp: fresh("changes the account's security: lifting the requirement weakens it") },
   'team.remove-confirm': {},
   'team.remove': { stepUp: fresh('locks a user out of the account') },
-  'request-logs': {},
+  'request-logs': { replicaReads: true },
   'request-log': {},
   settings: {},
   'settings.pricing': { stepUp: none('the rate sheet: business rules, recorded in the audit log; no access or secret') },
   'settings.underwriting': { stepUp: none('the underwriting rules: business rules, recorded in the audit log; no access or secret') },
+  'settings.lender': { stepUp: none("the lender's name and address that notices give (recorded in the audit log); no access or secret") },
   'settings.api-version.upgrade': { stepUp: none("changes how the account's API answers (recorded in the audit log, rolled back for 72 hours); no access or secret") },
   'settings.api-version.rollback': { stepUp: none('undoes an upgrade of the last 72 hours (recorded in the audit log); no access or secret') },
-  audit: {},
-  'audit.export': {},
+  audit: { replicaReads: true },
+  'audit.export': { replicaReads: true },
 };
 
 /** A registered route as the router holds it (a @koa/router Layer's public fields). */

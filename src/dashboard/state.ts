@@ -1,4 +1,5 @@
 /** What the dashboard's middleware keeps on `koa.state.dashboard` for the pages of one request. */
+import type { AppContext } from '../context.ts';
 import type { ActiveSession } from '../services/sessions.ts';
 
 export interface DashboardState {
@@ -8,4 +9,6 @@ export interface DashboardState {
   anonymousCsrf: string | null;
   /** The form a POST sent (read and checked before the page runs). */
   form: URLSearchParams | null;
+  /** The context a table page reads through: the app's, or one whose reads may go to a replica (routeAccess.ts `replicaReads`). */
+  reads: AppContext | null;
 }

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/api.d.ts';
 import type { Clock } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import type { WebhookConfig } from '../config.ts';
+import type { WebhookConfig } from '../config/integrations.ts';
 import {
   attemptVerdict,
   failingTooLong,

@@ -11,6 +11,7 @@ import {
   withdrawApplication,
 } from '../services/applications.ts';
 import { addCondition, resolveConditionAsUnderwriter } from '../services/conditions.ts';
+import { getApplicationDemographics } from '../services/applicationData.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';
 
 export const applicationOperations = {
@@ -33,6 +34,11 @@ export const applicationOperations = {
   getApplication: async ({ path }, ctx) => {
     const record = await getApplication(ctx, ctx.principal.accountId, path.mortgageId);
     return { status: 200, body: toApplication(record) };
+  },
+
+  // Never logged: the answer is the applicant's demographic information.
+  getApplicationDemographics: async ({ path }, ctx) => {
+    return { status: 200, body: await getApplicationDemographics(ctx, ctx.principal.accountId, path.mortgageId) };
   },
 
   updateApplication: async ({ path, body }, ctx) => {

@@ -25,6 +25,7 @@ import {
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { recordAudit, recordAuditNow } from './audit.ts';
+import { getLender } from './lender.ts';
 
 export type Account = components['schemas']['Account'];
 export type ApiKey = components['schemas']['ApiKey'];
@@ -221,7 +222,7 @@ export async function getAccount(ctx: AppContext, accountId: string, apiVersion:
   const account = await accountRecord(ctx, liveAccountId(accountId));
   if (!account) throw fail.notFound('The account of this API key no longer exists.');
   const { accountId: id, name, email, currency, createdAt } = account;
-  return { accountId: id, name, email, currency, createdAt, livemode: isLivemode(accountId), apiVersion };
+  return { accountId: id, name, email, currency, createdAt, livemode: isLivemode(accountId), apiVersion, lender: await getLender(ctx, accountId) };
 }
 
 /** Accounts remembered at most per store; the oldest is dropped beyond (one not remembered is read again). */

@@ -26,6 +26,8 @@ import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
 import { publishApproved, publishDeclined, publishStatus } from './applicationEvents.ts';
 import { toCondition } from './conditionView.ts';
+import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
+import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
 import { attachApprovalConditions, type Actor } from './conditions.ts';
 import { priceMonthlyPayment, refusalError } from './pricing.ts';
 import { rulesOf } from './underwriting.ts';
@@ -49,6 +51,13 @@ export function toApplication(record: ApplicationRecord): Application {
     },
     term: record.termYears,
     propertyValue: record.propertyValue,
+    propertyAddress: record.propertyAddress,
+    loanPurpose: record.loanPurpose,
+    occupancy: record.occupancy,
+    propertyType: record.propertyType,
+    totalUnits: record.totalUnits,
+    lienStatus: record.lienStatus,
+    loanType: record.loanType,
     quoteId: record.quoteId,
     decision: record.decision,
     conditions: record.conditions.map(toCondition),
@@ -107,14 +116,16 @@ async function checkQuote(db: SqlExecutor, accountId: string, record: Applicatio
 
 export async function createApplication(ctx: AppContext, accountId: string, input: ApplicationCreateRequest): Promise<ApplicationRecord> {
   const { applicant } = input;
-  throwIfIssues(
-    moneyIssues({
+  const data = mergeApplicationData(EMPTY_APPLICATION_DATA, input);
+  throwIfIssues([
+    ...moneyIssues({
       '/applicant/amount': applicant.amount,
       '/applicant/annualIncome': applicant.annualIncome,
       '/applicant/monthlyDebts': applicant.monthlyDebts,
       '/propertyValue': input.propertyValue,
     }),
-  );
+    ...applicationDataIssues(data, input.demographics),
+  ]);
   const now = ctx.clock.now();
   const at = now.toISOString();
   const record: ApplicationRecord = {
@@ -130,6 +141,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
     termYears: input.term,
     propertyValue: input.propertyValue ?? null,
     quoteId: input.quoteId ?? null,
+    ...data,
     decision: null,
     submittedAt: null,
     decidedAt: null,
@@ -142,6 +154,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
   return ctx.store.transaction(async (tx) => {
     await checkQuote(tx, accountId, record);
     await insertApplication(tx, record);
+    await writeDemographics(tx, accountId, record.mortgageId, input.demographics, at);
     return record;
   });
 }
@@ -197,12 +210,16 @@ export async function updateApplication(
       termYears: pick(patch.term, current.termYears),
       propertyValue: pick(patch.propertyValue, current.propertyValue),
       quoteId: pick(patch.quoteId, current.quoteId),
+      ...mergeApplicationData(current, patch),
       updatedAt: ctx.clock.now().toISOString(),
     };
+    // Judged with the fields the edit keeps: a new unit count against the stored property type.
+    throwIfIssues(applicationDataIssues(next, patch.demographics));
     await checkQuote(tx, accountId, next);
     if (!(await writeApplication(tx, next, current.status))) {
       throw fail.conflict('application_not_editable', 'The application changed while it was being edited; read it again.', { currentStatus: current.status });
     }
+    await writeDemographics(tx, accountId, mortgageId, patch.demographics, next.updatedAt);
     return next;
   });
 }

@@ -6,12 +6,13 @@ import { forUpdate, type SqlExecutor, type SqlValue } from './store.ts';
 import { toPage, type Page, type PageRequest } from './pagination.ts';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { Decision } from '../domain/underwriting/decision.ts';
+import type { ApplicationData, PropertyAddress } from '../domain/applications/applicationData.ts';
 import { fromCents, fromCentsOrNull, toCents, toCentsOrNull } from '../domain/applications/money.ts';
 import { conditionsOf, type ConditionRecord } from './conditions.ts';
 import { activeLocksOf, type ActiveLockSummary } from './rateLocks.ts';
 
 /** An application as written: every column of its row. */
-export interface ApplicationFields {
+export interface ApplicationFields extends ApplicationData {
   mortgageId: string;
   accountId: string;
   status: ApplicationStatus;
@@ -57,6 +58,13 @@ interface ApplicationRow {
   property_value_cents: number | null;
   quote_id: string | null;
   decision_json: string | null;
+  property_address_json: string | null;
+  loan_purpose: ApplicationData['loanPurpose'];
+  occupancy: ApplicationData['occupancy'];
+  property_type: ApplicationData['propertyType'];
+  total_units: number | null;
+  lien_status: ApplicationData['lienStatus'];
+  loan_type: ApplicationData['loanType'];
   submitted_at: string | null;
   decided_at: string | null;
   withdrawn_at: string | null;
@@ -67,7 +75,7 @@ interface ApplicationRow {
 const COLUMNS =
   'id, account_id, status, applicant_name, applicant_email, amount_cents, annual_income_cents, monthly_debts_cents, ' +
   'credit_score, term_years, property_value_cents, quote_id, decision_json, submitted_at, decided_at, withdrawn_at, ' +
-  'created_at, updated_at';
+  'created_at, updated_at, property_address_json, loan_purpose, occupancy, property_type, total_units, lien_status, loan_type';
 
 const toFields = (row: ApplicationRow): ApplicationFields => ({
   mortgageId: row.id,
@@ -88,6 +96,13 @@ const toFields = (row: ApplicationRow): ApplicationFields => ({
   withdrawnAt: row.withdrawn_at,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
+  propertyAddress: row.property_address_json === null ? null : (JSON.parse(row.property_address_json) as PropertyAddress),
+  loanPurpose: row.loan_purpose,
+  occupancy: row.occupancy,
+  propertyType: row.property_type,
+  totalUnits: row.total_units,
+  lienStatus: row.lien_status,
+  loanType: row.loan_type,
 });
 
 const toParams = (a: ApplicationFields) => [
@@ -106,14 +121,22 @@ const toParams = (a: ApplicationFields) => [
   a.decidedAt,
   a.withdrawnAt,
   a.updatedAt,
+  a.propertyAddress === null ? null : JSON.stringify(a.propertyAddress),
+  a.loanPurpose,
+  a.occupancy,
+  a.propertyType,
+  a.totalUnits,
+  a.lienStatus,
+  a.loanType,
 ];
 
 export async function insertApplication(tx: SqlExecutor, a: ApplicationFields): Promise<void> {
   await tx.run(
     `INSERT INTO applications (id, account_id, created_at, status, applicant_name, applicant_email, amount_cents,
        annual_income_cents, monthly_debts_cents, credit_score, term_years, property_value_cents, quote_id, decision_json,
-       submitted_at, decided_at, withdrawn_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       submitted_at, decided_at, withdrawn_at, updated_at, property_address_json, loan_purpose, occupancy, property_type,
+       total_units, lien_status, loan_type)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [a.mortgageId, a.accountId, a.createdAt, ...toParams(a)],
   );
 }
@@ -126,7 +149,8 @@ export async function updateApplication(tx: SqlExecutor, a: ApplicationFields, e
   const { changes } = await tx.run(
     `UPDATE applications SET status = ?, applicant_name = ?, applicant_email = ?, amount_cents = ?, annual_income_cents = ?,
        monthly_debts_cents = ?, credit_score = ?, term_years = ?, property_value_cents = ?, quote_id = ?, decision_json = ?,
-       submitted_at = ?, decided_at = ?, withdrawn_at = ?, updated_at = ?
+       submitted_at = ?, decided_at = ?, withdrawn_at = ?, updated_at = ?, property_address_json = ?, loan_purpose = ?,
+       occupancy = ?, property_type = ?, total_units = ?, lien_status = ?, loan_type = ?
      WHERE account_id = ? AND id = ? AND status = ?`,
     [...toParams(a), a.accountId, a.mortgageId, expectedStatus],
   );

@@ -49,6 +49,7 @@ const FORMS: Record<string, 'fresh-code' | 'own-code' | 'none'> = {
   'application.conditions.waive': 'none',
   'settings.pricing': 'none',
   'settings.underwriting': 'none',
+  'settings.lender': 'none',
   'settings.api-version.upgrade': 'none',
   'settings.api-version.rollback': 'none',
 };

@@ -11,7 +11,8 @@ import { freePort } from '../../scripts/lib/spawnService.ts';
 import { decodeSecretsKey, SecretKeyring } from '../../src/store/core/sealing.ts';
 import { openPgStore, type PgStore } from '../../src/store/postgres/pgStore.ts';
 import { eventually } from '../helpers/server.ts';
-import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { apiClient, startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { signUpWith } from '../dashboard/httpClient.ts';
 
 const SECRETS_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=';
 const sealer = new SecretKeyring(decodeSecretsKey(SECRETS_KEY, 'SECRETS_KEY'));
@@ -70,6 +71,28 @@ describe('an instance with one replica', () => {
       await cluster.onReplica('SELECT pg_wal_replay_resume()');
     }
     await eventually(async () => (await listNames(account, 'member')).includes('Written Then Read'), 10_000);
+  });
+
+  it("the dashboard's tables read the replica too, and a user's own form sends their next page to the primary", async () => {
+    const { client: user, firstKey } = await signUpWith(app.baseUrl, { name: 'Dashboard Replica Lending', email: 'ana@replica.test', password: 'correct horse battery staple' });
+    const api = apiClient(app.baseUrl, firstKey);
+    await cluster.caughtUp();
+    await cluster.onReplica('SELECT pg_wal_replay_pause()');
+    try {
+      expect((await api.POST('/v1/applications', { body: { ...APPLICATION, applicant: { ...APPLICATION.applicant, name: 'Seen After My Form' } } })).response.status).toBe(201);
+      const replicaReads = replicasOf(app).replicas[0]!.reads;
+      const stale = await user.get('/dashboard/applications');
+      expect(stale.status).toBe(200);
+      expect(stale.body).not.toContain('Seen After My Form');
+      expect(replicasOf(app).replicas[0]!.reads).toBeGreaterThan(replicaReads);
+      // Any form of the user's counts as their write: here the live/test switch, to the data shown already.
+      const shown = stale.body.includes('>Test data<') ? 'test' : 'live';
+      const switched = await user.submit('/dashboard/applications', '/dashboard/environment', { environment: shown, return: '/dashboard/applications' });
+      expect(switched.status).toBe(303);
+      expect((await user.get('/dashboard/applications')).body).toContain('Seen After My Form');
+    } finally {
+      await cluster.onReplica('SELECT pg_wal_replay_resume()');
+    }
   });
 
   it('metrics count the reads by target and show the replica\'s lag and use', async () => {

@@ -46,6 +46,7 @@ import { findInvitationByTokenHash, insertInvitation, listOpenInvitations, markI
 import { findUnderwritingRules, saveUnderwritingRules } from '../../src/store/underwriting.ts';
 import { disableEndpoint, findEndpoint, insertEndpoint, listAttempts } from '../../src/store/webhooks.ts';
 import { onPostgres, openTestStore, testEngine } from '../helpers/engine.ts';
+import { EMPTY_APPLICATION_DATA } from '../../src/domain/applications/applicationData.ts';
 
 let store: OpenedStore;
 let dataDir: string;
@@ -63,6 +64,7 @@ afterAll(() => close?.());
 
 function application(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
   return {
+    ...EMPTY_APPLICATION_DATA,
     mortgageId: newId('mtg'),
     accountId,
     status: 'draft',

@@ -17,7 +17,7 @@ import { listApplicationVerifications } from '../../services/bankVerification.ts
 import { decisionQueue, findApplications, type ApplicationSearch } from '../../services/desk.ts';
 import { listDocuments, openDocument } from '../../services/documents.ts';
 import { activeRateLockOf } from '../../services/rateLocks.ts';
-import { actingAs, accountOf, requireSession } from '../page.ts';
+import { actingAs, accountOf, readingContext, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
 const PAGE_SIZE = 25;
@@ -85,13 +85,13 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     const accountId = accountOf(session);
     if (koa.query.view === 'queue') {
-      const queue = await decisionQueue(ctx, accountId, QUEUE_SIZE);
+      const queue = await decisionQueue(readingContext(ctx, koa), accountId, QUEUE_SIZE);
       render(koa, 'applications', { title: 'Needs a decision', nav: 'applications', view: 'queue', applications: queue.map(toApplication), search: {}, statuses: APPLICATION_STATUSES, conditionFilters: CONDITION_FILTERS, nextAfter: null, paged: false, query: '' });
       return;
     }
     const search = searchOf(koa.query);
     const after = typeof koa.query.after === 'string' && isId('mtg', koa.query.after) ? koa.query.after : undefined;
-    const page = await findApplications(ctx, accountId, search, { limit: PAGE_SIZE, afterId: after });
+    const page = await findApplications(readingContext(ctx, koa), accountId, search, { limit: PAGE_SIZE, afterId: after });
     render(koa, 'applications', {
       title: 'Applications',
       nav: 'applications',

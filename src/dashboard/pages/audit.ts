@@ -10,7 +10,7 @@ import { fail } from '../../errors.ts';
 import { isId } from '../../ids.ts';
 import { listAuditEvents, type AuditFilter } from '../../services/audit.ts';
 import { prepareAuditExport } from '../../services/auditExport.ts';
-import { accountOf, requireRoleFor } from '../page.ts';
+import { accountOf, readingContext, requireRoleFor } from '../page.ts';
 import { render } from '../render.ts';
 
 const PAGE_SIZE = 50;
@@ -49,7 +49,7 @@ export function auditRoutes(router: Router, ctx: AppContext): void {
     const session = requireRoleFor(koa, 'listAuditEvents');
     const filter = filtersOf(koa);
     const after = typeof koa.query.after === 'string' && isId('aud', koa.query.after) ? koa.query.after : undefined;
-    const page = await listAuditEvents(ctx, accountOf(session), filter, { limit: PAGE_SIZE, afterId: after });
+    const page = await listAuditEvents(readingContext(ctx, koa), accountOf(session), filter, { limit: PAGE_SIZE, afterId: after });
     const query = queryOf(filter);
     render(koa, 'audit', {
       title: 'Audit log',
@@ -67,7 +67,7 @@ export function auditRoutes(router: Router, ctx: AppContext): void {
   router.get('audit.export', '/audit/export', async (koa) => {
     const session = requireRoleFor(koa, 'exportAuditEvents');
     const format = koa.query.format === 'ndjson' ? 'ndjson' : 'csv';
-    const prepared = prepareAuditExport(ctx, accountOf(session), filtersOf(koa), format);
+    const prepared = prepareAuditExport(readingContext(ctx, koa), accountOf(session), filtersOf(koa), format);
     const disconnected = new AbortController();
     koa.res.once('close', () => {
       if (!koa.res.writableFinished) disconnected.abort();

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { APPLICATION_STATUSES, type ApplicationStatus } from '../../domain/applications/stateMachine.ts';
 import type { BuiltInFormat } from '../../domain/exports/formats.ts';
 import { listExportFormats, MAX_EXPORT_FORMATS, prepareExport } from '../../services/exports.ts';
-import { actingAs, accountOf, requireSession } from '../page.ts';
+import { actingAs, accountOf, readingContext, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
 /** How the page describes each built-in format (the formats themselves are the domain's). */
@@ -33,7 +33,7 @@ export function exportRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     const format = typeof koa.query.format === 'string' && koa.query.format !== '' ? koa.query.format : 'csv';
     const status = (APPLICATION_STATUSES as readonly string[]).includes(String(koa.query.status)) ? (koa.query.status as ApplicationStatus) : undefined;
-    const prepared = await prepareExport(actingAs(ctx, koa, session), accountOf(session), { format, ...(status ? { status } : {}) });
+    const prepared = await prepareExport(actingAs(readingContext(ctx, koa), koa, session), accountOf(session), { format, ...(status ? { status } : {}) });
     const disconnected = new AbortController();
     koa.res.once('close', () => {
       if (!koa.res.writableFinished) disconnected.abort();

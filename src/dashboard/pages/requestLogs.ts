@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import { getRequestLog, isRequestLogEntryId, listRequestLogs, REQUEST_LOG_ENTRIES_PER_MINUTE, type RequestLogFilter } from '../../services/requestLogs.ts';
-import { accountOf, redirect, requireRoleFor } from '../page.ts';
+import { accountOf, readingContext, redirect, requireRoleFor } from '../page.ts';
 import { render } from '../render.ts';
 
 const PAGE_SIZE = 50;
@@ -50,7 +50,7 @@ export function requestLogRoutes(router: Router, ctx: AppContext): void {
     const filters = filtersOf(koa);
     const after = typeof koa.query.after === 'string' && isRequestLogEntryId(koa.query.after) ? koa.query.after : undefined;
     const page = await listRequestLogs(
-      ctx,
+      readingContext(ctx, koa),
       accountOf(session),
       {
         status: filters.status ? Number(filters.status) : undefined,

@@ -17,11 +17,14 @@ import { contractIssues, requestSchema } from '../validation.ts';
 import { fail } from '../../errors.ts';
 import { accountApiVersion } from '../../services/apiVersions.ts';
 import { API_VERSION_DONE, apiVersionRoutes } from './apiVersion.ts';
+import { LENDER_DONE, lenderRoutes, lenderValues, type LenderFormState } from './lender.ts';
+import { getLender } from '../../services/lender.ts';
 
 const DONE: Record<string, string> = {
   pricing: 'The rate sheet is saved: new quotes are priced from it.',
   underwriting: 'The underwriting rules are saved: submissions from now on are decided by them.',
   ...API_VERSION_DONE,
+  ...LENDER_DONE,
 };
 
 /** The array tables of the rate sheet form and the blank rows each offers for additions. */
@@ -45,6 +48,7 @@ function rowCounts(values: Record<string, string>, blank: number): Record<string
 interface SettingsForms {
   pricing?: { values: Record<string, string>; errors: Record<string, string>; message: string | null; blank: number };
   underwriting?: { values: Record<string, string>; errors: Record<string, string>; message: string | null };
+  lender?: LenderFormState;
 }
 
 async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms = {}, status = 200): Promise<void> {
@@ -63,6 +67,7 @@ async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms 
       pricing: { ...pricingForm, rows: rowCounts(pricingForm.values, pricingForm.blank), isDefault: pricing.isDefault, updatedAt: pricing.updatedAt },
       underwriting: { ...(forms.underwriting ?? { values: fieldValues(ruleValues), errors: {}, message: null }), updatedAt: rulesUpdatedAt },
       versions: await accountApiVersion(ctx, accountId),
+      lender: forms.lender ?? { values: lenderValues(await getLender(ctx, accountId)), errors: {}, message: null },
       done: DONE[String(koa.query.done)] ?? null,
     },
     status,
@@ -72,6 +77,7 @@ async function settingsPage(koa: Context, ctx: AppContext, forms: SettingsForms 
 export function settingsRoutes(router: Router, ctx: AppContext): void {
   router.get('settings', '/settings', (koa) => settingsPage(koa, ctx));
   apiVersionRoutes(router, ctx);
+  lenderRoutes(router, ctx, (koa, form) => settingsPage(koa, ctx, { lender: form }, 400));
 
   router.post('settings.pricing', '/settings/pricing', async (koa) => {
     const session = requireRoleFor(koa, 'updatePricing');

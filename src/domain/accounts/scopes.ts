@@ -29,7 +29,16 @@ export const SCOPE_FAMILIES = [
   'rateLocks',
   'requestLogs',
   'testMode',
+  'demographics',
 ] as const satisfies readonly ScopeFamily[];
+
+/**
+ * Families only admin operations may ask for: what they open is data no member key may read, so
+ * an operation open to members that names one is a mistake check:scopes refuses. `demographics`:
+ * the applicants' HMDA ethnicity, race, sex and age (Regulation C keeps them from those who
+ * decide, 12 CFR 1002.5 and 1003.4), read only by admins.
+ */
+const ADMIN_ONLY_FAMILIES: readonly ScopeFamily[] = ['demographics'];
 
 // Every family of the schema is in the list (a family added to the contract and not here fails to compile).
 type Missing = Exclude<ScopeFamily, (typeof SCOPE_FAMILIES)[number]>;
@@ -146,6 +155,8 @@ export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFa
       issues.push(`${op.where} takes no API key, so its x-required-scope must be none`);
     } else if (parsed !== null && !op.statuses.includes('403')) {
       issues.push(`${op.where} needs ${formatScope(parsed)} but declares no 403 response (a restricted key without it gets 403 scope_missing: $ref ScopeMissing.yaml or Forbidden.yaml)`);
+    } else if (parsed !== null && ADMIN_ONLY_FAMILIES.includes(parsed.family) && op.requiredRole !== 'admin') {
+      issues.push(`${op.where} needs ${formatScope(parsed)}, an admin-only family, but is open to member keys: add x-required-role: admin`);
     } else if (op.requiredRole === 'admin' && scopesAllow(members, parsed)) {
       const held = parsed === null ? 'none, which every key holds' : `${formatScope(parsed)}, which operations open to member keys need too`;
       issues.push(`${op.where} needs the admin role but its x-required-scope is ${held}: give it a scope no member operation needs`);

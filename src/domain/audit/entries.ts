@@ -51,6 +51,7 @@ export type AuditAction =
   | 'account.mfaRequirementChanged'
   | 'account.apiVersionUpgraded'
   | 'account.apiVersionRolledBack'
+  | 'account.lenderUpdated'
   | 'condition.added'
   | 'condition.satisfied'
   | 'condition.waived'

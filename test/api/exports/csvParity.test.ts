@@ -20,6 +20,7 @@ import { insertBankVerification } from '../../../src/store/bankVerifications.ts'
 import type { Store } from '../../../src/store/store.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 import { exportSource } from '../../unit/domain/exports/arbitraries.ts';
+import { EMPTY_APPLICATION_DATA } from '../../../src/domain/applications/applicationData.ts';
 
 const STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const;
 const PARTNER = 'bnk-01JDPARITY0000000000000001';
@@ -90,6 +91,7 @@ function record(i: number, name: string, overrides: Partial<ExportSource> = {}):
 async function store(r: ExportSource, verifications: Array<{ id: string; verified: boolean; mask: string; checkedAt: string }>): Promise<void> {
   await app.ctx.store.transaction(async (tx) => {
     await insertApplication(tx, {
+      ...EMPTY_APPLICATION_DATA,
       mortgageId: r.mortgageId,
       accountId: lender.accountId,
       status: r.status,

@@ -13,6 +13,7 @@ import { newId } from '../../../src/ids.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 import { child, parseStrictXml, textAt } from '../../unit/domain/exports/strictXml.ts';
+import { EMPTY_APPLICATION_DATA } from '../../../src/domain/applications/applicationData.ts';
 
 type Json = Record<string, any>;
 
@@ -57,6 +58,7 @@ async function storeApplication(owner: TestAccount, name: string): Promise<strin
   const at = clock.now().toISOString();
   await app.ctx.store.transaction((tx) =>
     insertApplication(tx, {
+      ...EMPTY_APPLICATION_DATA,
       mortgageId,
       accountId: owner.accountId,
       status: 'draft',

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
+import { EMPTY_APPLICATION_DATA } from '../../../src/domain/applications/applicationData.ts';
 
 const RECORDS = 10_000;
 const BATCH = 100;
@@ -36,6 +37,7 @@ beforeAll(async () => {
   await app.ctx.store.transaction(async (tx) => {
     for (let i = 0; i < RECORDS; i++) {
       await insertApplication(tx, {
+        ...EMPTY_APPLICATION_DATA,
         mortgageId: newId('mtg'),
         accountId: lender.accountId,
         status: 'draft',

@@ -21,6 +21,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { naming, syncDir, writeFileDurable } from '../../core/files.ts';
 import { encodeArchiveFile, type AckMark, type ArchiveHeader, type SegmentHeader } from './archiveFile.ts';
+import { cutIntervalMs, RecentWrites } from './cutInterval.ts';
 import { PARTIAL_SUFFIX, documentName, lastArchivedLsn, listArchive, retentionPlan, segmentName, snapshotName } from './archivePlan.ts';
 
 /** Segments held in memory while the archive cannot be written; past this they are dropped for a fresh snapshot. */
@@ -73,6 +74,8 @@ export interface ArchiveHost {
 
 export class Archiver {
   private readonly settings: ArchiveSettings;
+  /** How long the last file writes took: the cut interval leaves room for them (cutInterval.ts). */
+  private readonly recentWrites = new RecentWrites();
   private readonly log: ArchiveLog;
   private readonly now: () => number;
   private host: ArchiveHost | null = null;
@@ -165,7 +168,7 @@ export class Archiver {
     if (this.frames.length === 0) {
       this.fromLsn = fromLsn;
       this.startsNumbering = this.restartedAfter === fromLsn - 1;
-      this.cutTimer = setTimeout(() => this.cut(), Math.max(1, Math.floor(this.settings.maxDelayMs / 2)));
+      this.cutTimer = setTimeout(() => this.cut(), cutIntervalMs(this.settings.maxDelayMs, this.recentWrites.slowest));
       this.cutTimer.unref();
     }
     this.restartedAfter = null;
@@ -318,13 +321,15 @@ export class Archiver {
     if (body === null) return; // a document deleted before it was copied: no restore point after its row needs it
     const partial = join(dir, file.name + PARTIAL_SUFFIX);
     try {
+      const started = performance.now();
       await writeFileDurable(partial, encodeArchiveFile(file.header, body));
       await naming('rename', partial, () => rename(partial, join(dir, file.name)));
+      await syncDir(dir);
+      this.recentWrites.add(performance.now() - started);
     } catch (err) {
       await rm(partial, { force: true }).catch(() => {});
       throw err;
     }
-    await syncDir(dir);
   }
 
   private succeeded(file: PendingFile): void {

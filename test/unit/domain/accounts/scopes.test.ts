@@ -138,6 +138,14 @@ describe('scopeDeclarationIssues: an admin operation needs a scope no member ope
     expect(issues([...members, admin])[0]).toContain('createWebhook needs the admin role');
   });
 
+  it('fails an operation open to member keys that needs an admin-only family (demographics), however the member operations look', () => {
+    expect(issues([op('getApplicationDemographics', 'demographics:read', 'admin')])).toEqual([]);
+    expect(issues([op('getApplicationDemographics', 'demographics:read')])).toEqual([
+      'getApplicationDemographics needs demographics:read, an admin-only family, but is open to member keys: add x-required-role: admin',
+    ]);
+    expect(issues([op('exportDemographics', 'demographics:write')])).toHaveLength(1);
+  });
+
   it('fails an operation that declares no x-required-scope, or one of another form, naming the forms and families', () => {
     expect(issues([op('getQuote', undefined)])).toEqual(['getQuote declares no x-required-scope (use <family>:<read|write> or none)']);
     expect(issues([op('getQuote', 'quote:read')])).toEqual([
