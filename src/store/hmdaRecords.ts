@@ -28,13 +28,19 @@ export interface HmdaSource {
   reasons: DecisionReasonFacts[];
 }
 
-const SELECT = `SELECT id, status, amount_cents, annual_income_cents, credit_score, term_years, property_value_cents,
-  decision_json, submitted_at, decided_at, withdrawn_at, updated_at
-FROM applications
-WHERE account_id = ? AND id > ? AND id <= ? AND submitted_at IS NOT NULL
-  AND ((status IN ('approved', 'declined') AND decided_at >= ? AND decided_at < ?)
-    OR (status = 'withdrawn' AND withdrawn_at >= ? AND withdrawn_at < ?)
-    OR (status = 'clear_to_close' AND updated_at >= ? AND updated_at < ?))`;
+/**
+ * The application's columns, then its demographics (a LEFT JOIN of application_demographics on
+ * its primary key: the register is the one reader of applications that may hold them).
+ */
+const SELECT = `SELECT a.id, a.status, a.amount_cents, a.annual_income_cents, a.credit_score, a.term_years, a.property_value_cents,
+  a.decision_json, a.submitted_at, a.decided_at, a.withdrawn_at, a.updated_at,
+  a.property_address_json, a.loan_purpose, a.occupancy, a.property_type, a.total_units, a.lien_status, a.loan_type,
+  d.demographics_json
+FROM applications a LEFT JOIN application_demographics d ON d.mortgage_id = a.id
+WHERE a.account_id = ? AND a.id > ? AND a.id <= ? AND a.submitted_at IS NOT NULL
+  AND ((a.status IN ('approved', 'declined') AND a.decided_at >= ? AND a.decided_at < ?)
+    OR (a.status = 'withdrawn' AND a.withdrawn_at >= ? AND a.withdrawn_at < ?)
+    OR (a.status = 'clear_to_close' AND a.updated_at >= ? AND a.updated_at < ?))`;
 
 function params(query: HmdaQuery, afterId: string): SqlValue[] {
   const { from, to } = query;
@@ -49,7 +55,7 @@ export async function hmdaUpperBound(db: SqlExecutor, accountId: string): Promis
 
 export async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: string | null, limit: number): Promise<HmdaSource[]> {
   if (query.upToId === null) return [];
-  const rows = await db.values(`${SELECT} ORDER BY id LIMIT ?`, [...params(query, afterId ?? ''), limit]);
+  const rows = await db.values(`${SELECT} ORDER BY a.id LIMIT ?`, [...params(query, afterId ?? ''), limit]);
   return rows.map(toSource);
 }
 
@@ -60,7 +66,7 @@ export async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: 
 export async function* hmdaBatches(store: Store, query: HmdaQuery, batchSize: number): AsyncGenerator<HmdaSource[]> {
   if (query.upToId === null) return;
   if (store.cursor) {
-    for await (const rows of store.cursor(`${SELECT} ORDER BY id`, params(query, ''), batchSize)) yield rows.map(toSource);
+    for await (const rows of store.cursor(`${SELECT} ORDER BY a.id`, params(query, ''), batchSize)) yield rows.map(toSource);
     return;
   }
   let after: string | null = null;
@@ -76,10 +82,15 @@ export async function* hmdaBatches(store: Store, query: HmdaQuery, batchSize: nu
   }
 }
 
+/** A JSON column: text on sql.js and as the PostgreSQL driver hands `json` over, or already parsed. */
+function json<T>(value: SqlValue | object): T | null {
+  if (value === null || value === undefined) return null;
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
 function reasonsOf(decision: SqlValue | object): DecisionReasonFacts[] {
-  if (decision === null) return [];
-  const parsed = (typeof decision === 'string' ? JSON.parse(decision) : decision) as { reasons?: DecisionReasonFacts[] };
-  return (parsed.reasons ?? []).map((r) => ({ rule: r.rule, result: r.result, effect: r.effect, value: r.value ?? null }));
+  const parsed = json<{ reasons?: DecisionReasonFacts[] }>(decision);
+  return (parsed?.reasons ?? []).map((r) => ({ rule: r.rule, result: r.result, effect: r.effect, value: r.value ?? null }));
 }
 
 function toSource(r: SqlValue[]): HmdaSource {
@@ -96,14 +107,14 @@ function toSource(r: SqlValue[]): HmdaSource {
       decidedAt: r[9] as string | null,
       withdrawnAt: r[10] as string | null,
       updatedAt: r[11] as string,
-      propertyAddress: null,
-      loanPurpose: null,
-      occupancy: null,
-      propertyType: null,
-      totalUnits: null,
-      lienStatus: null,
-      loanType: null,
-      demographics: null,
+      propertyAddress: json<LarApplication['propertyAddress']>(r[12] as SqlValue),
+      loanPurpose: r[13] as LarApplication['loanPurpose'],
+      occupancy: r[14] as LarApplication['occupancy'],
+      propertyType: r[15] as LarApplication['propertyType'],
+      totalUnits: r[16] as number | null,
+      lienStatus: r[17] as LarApplication['lienStatus'],
+      loanType: r[18] as LarApplication['loanType'],
+      demographics: json<LarApplication['demographics']>(r[19] as SqlValue),
     },
     reasons: reasonsOf(r[7] as SqlValue),
   };

@@ -4499,8 +4499,9 @@ export interface components {
          */
         UsStateCode: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "PR" | "AS" | "GU" | "MP" | "VI";
         /**
-         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor),
-         *     set by an admin in the dashboard's settings.
+         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor)
+         *     and as the HMDA register's transmittal sheet gives it (the LEI, the contact person, the tax id
+         *     and the federal agency, each absent until set), set by an admin in the dashboard's settings.
          */
         Lender: {
             /**
@@ -4529,6 +4530,39 @@ export interface components {
                  */
                 zip: string;
             };
+            /**
+             * @description The lender's Legal Entity Identifier (ISO 17442, with valid check digits): the HMDA
+             *     register's LEI and the start of every ULI. Absent until an admin sets it.
+             * @example 549300HMDATESTLEI024
+             */
+            lei?: string;
+            /** @description The person the HMDA transmittal sheet names as contact (their office address is the lender's address). */
+            contact?: {
+                /** @example Pat Compliance */
+                name: string;
+                /**
+                 * @description As the FIG writes it (edit V603).
+                 * @example 415-555-0100
+                 */
+                phone: string;
+                /**
+                 * Format: email
+                 * @example hmda@harborlending.test
+                 */
+                email: string;
+            };
+            /**
+             * @description The Federal Taxpayer Identification Number (edit V607).
+             * @example 12-3456789
+             */
+            taxId?: string;
+            /**
+             * Format: int32
+             * @description The lender's HMDA federal agency: 1 OCC, 2 FRS, 3 FDIC, 5 NCUA, 7 HUD, 9 CFPB.
+             * @example 9
+             * @enum {integer}
+             */
+            agencyCode?: 1 | 2 | 3 | 5 | 7 | 9;
         };
         /**
          * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),

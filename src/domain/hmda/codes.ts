@@ -3,6 +3,7 @@
  * "Loan/Application Register"). The application-data names are those of the agreed wire format
  * (docs/partners/applications.md); the codes are the FIG's.
  */
+import { STATE_FIPS as APPLICATION_STATE_FIPS } from '../applications/applicationData.ts';
 
 export type LoanPurpose = 'purchase' | 'home_improvement' | 'refinancing' | 'cash_out_refinancing' | 'other';
 export type Occupancy = 'principal_residence' | 'second_residence' | 'investment_property';
@@ -138,19 +139,9 @@ export interface LarDenialReason {
   otherText?: string;
 }
 
-/** Federal agencies of the transmittal sheet (FIG 2.3, field 12). */
-export const AGENCY_CODES = ['1', '2', '3', '5', '7', '9'] as const;
-
 /**
- * The USPS codes the FIG accepts in State fields, each with its FIPS state code (the first two
- * digits of a county's five-digit FIPS code, which V716 compares with the state). Looked up with
- * text from a file, so it has no prototype.
+ * The USPS codes the FIG accepts in State fields, each with its FIPS state code (the application
+ * data's table). Looked up with text read from a file, so this copy has no prototype: `in` finds
+ * the codes and nothing else.
  */
-export const STATE_FIPS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  AL: '01', AK: '02', AZ: '04', AR: '05', CA: '06', CO: '08', CT: '09', DE: '10', DC: '11', FL: '12',
-  GA: '13', HI: '15', ID: '16', IL: '17', IN: '18', IA: '19', KS: '20', KY: '21', LA: '22', ME: '23',
-  MD: '24', MA: '25', MI: '26', MN: '27', MS: '28', MO: '29', MT: '30', NE: '31', NV: '32', NH: '33',
-  NJ: '34', NM: '35', NY: '36', NC: '37', ND: '38', OH: '39', OK: '40', OR: '41', PA: '42', RI: '44',
-  SC: '45', SD: '46', TN: '47', TX: '48', UT: '49', VT: '50', VA: '51', WA: '53', WV: '54', WI: '55',
-  WY: '56', AS: '60', GU: '66', MP: '69', PR: '72', VI: '78',
-});
+export const STATE_FIPS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, APPLICATION_STATE_FIPS);

@@ -8,9 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/clock.ts';
 import { testEnvironmentId } from '../../../src/domain/accounts/environments.ts';
 import type { Decision } from '../../../src/domain/underwriting/decision.ts';
+import { FileChecker } from '../../../src/domain/hmda/fileEdits.ts';
 import { LAR_FIELD_COUNT, TS_FIELD_COUNT, larRecordOf } from '../../../src/domain/hmda/layout.ts';
+import { uliCheckDigitsValid } from '../../../src/domain/hmda/uli.ts';
 import { newId } from '../../../src/ids.ts';
+import { putDemographics } from '../../../src/store/applicationDemographics.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
+import { setLender } from '../../../src/store/lender.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 
 const clock: Clock = { now: () => new Date('2026-12-07T12:00:00.000Z') };
@@ -34,6 +38,19 @@ function decision(outcome: 'approved' | 'declined' | 'referred', decidedAt: stri
     ],
   };
 }
+
+const LEI = '549300HMDATESTLEI024';
+
+/** Every application-data field the service holds, given (the register's rows then pass every implemented edit). */
+const DATA = {
+  propertyAddress: { street: '12 Elm Street', city: 'Springfield', state: 'IL' as const, zip: '62704', county: '17167', censusTract: '17167000100' },
+  loanPurpose: 'purchase' as const,
+  occupancy: 'principal_residence' as const,
+  propertyType: 'single_family' as const,
+  totalUnits: null,
+  lienStatus: 'first_lien' as const,
+  loanType: 'conventional' as const,
+};
 
 async function store(accountId: string, status: Status, times: { submittedAt?: string; decidedAt?: string; withdrawnAt?: string; updatedAt?: string }): Promise<string> {
   const mortgageId = newId('mtg');
@@ -60,7 +77,11 @@ async function store(accountId: string, status: Status, times: { submittedAt?: s
       withdrawnAt: times.withdrawnAt ?? null,
       createdAt,
       updatedAt: times.updatedAt ?? times.withdrawnAt ?? times.decidedAt ?? times.submittedAt ?? createdAt,
+      ...DATA,
     }),
+  );
+  await app.ctx.store.transaction((tx) =>
+    putDemographics(tx, accountId, mortgageId, { ethnicity: ['not_hispanic_or_latino'], race: ['asian', 'white'], sex: 'female', age: 38, collectedOnVisualObservation: false }, createdAt),
   );
   return mortgageId;
 }
@@ -71,6 +92,16 @@ beforeAll(async () => {
   app = await startTestApp({ clock });
   lender = await app.newAccount('HMDA Lender');
   other = await app.newAccount('Other Lender');
+  await app.ctx.store.transaction((tx) =>
+    setLender(tx, lender.accountId, {
+      name: 'HMDA Lender, N.A.',
+      address: { street: '1 Main Street', city: 'Springfield', state: 'IL', zip: '62701' },
+      lei: LEI,
+      contact: { name: 'Pat Compliance', phone: '217-555-0100', email: 'hmda@lender.test' },
+      taxId: '12-3456789',
+      agencyCode: 9,
+    }),
+  );
   const id = lender.accountId;
   made['originated'] = await store(id, 'clear_to_close', { submittedAt, decidedAt: '2026-02-10T09:00:00.000Z', updatedAt: '2026-03-01T09:00:00.000Z' });
   made['approved'] = await store(id, 'approved', { submittedAt, decidedAt: '2026-02-11T09:00:00.000Z' });
@@ -108,7 +139,7 @@ describe('exportHmdaLar', () => {
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="hmda-lar-2026.txt"');
     const [ts, ...rows] = lines;
     expect(ts).toHaveLength(TS_FIELD_COUNT);
-    expect(ts!.slice(0, 4)).toEqual(['1', 'HMDA Lender', '2026', '4']);
+    expect(ts).toEqual(['1', 'HMDA Lender, N.A.', '2026', '4', 'Pat Compliance', '217-555-0100', 'hmda@lender.test', '1 Main Street', 'Springfield', 'IL', '62701', '9', '4', '12-3456789', LEI]);
     expect(ts![12]).toBe('4');
     expect(response.headers.get('hmda-lar-rows')).toBe('4');
     for (const row of rows) expect(row).toHaveLength(LAR_FIELD_COUNT);
@@ -121,6 +152,41 @@ describe('exportHmdaLar', () => {
     ]);
     // The decline's reason: the credit score rule declined it (credit history, 3).
     expect(larRecordOf(rows[2]!).denial1).toBe('3');
+    // The demographics, which no other export carries; the ULI of each, with valid check digits.
+    expect(rows.map((row) => [larRecordOf(row).race1, larRecordOf(row).race2])).toEqual(Array(4).fill(['2', '5']));
+    for (const row of rows) expect(uliCheckDigitsValid(larRecordOf(row).uli) && larRecordOf(row).uli.startsWith(LEI)).toBe(true);
+  });
+
+  it('passes every implemented edit, row by row and as a file, and says so in its headers', async () => {
+    const { response, lines } = await exported(lender.apiKey);
+    const checker = new FileChecker(2026);
+    const [ts, ...rows] = lines;
+    expect(checker.transmittal(ts!)).toEqual([]);
+    for (const row of rows) expect(checker.lar(row)).toEqual([]);
+    expect(checker.finish()).toEqual([]);
+    expect(response.headers.get('hmda-lar-rows-failing-edits')).toBe('0');
+    // What the service does not hold is left to the lender on every row (the NMLSR ID, the AUS…).
+    expect(response.headers.get('hmda-lar-rows-missing-fields')).toBe('4');
+  });
+
+  it('an application without its data fails the edits of the fields left out, and the check names them', async () => {
+    const third = await app.newAccount('Third Lender');
+    const bare = newId('mtg');
+    await app.ctx.store.transaction((tx) =>
+      insertApplication(tx, {
+        mortgageId: bare, accountId: third.accountId, status: 'declined', applicantName: 'Bare', applicantEmail: null, amount: 100000, annualIncome: null,
+        monthlyDebts: null, creditScore: null, termYears: 30, propertyValue: null, quoteId: null, decision: null, submittedAt, decidedAt: '2026-04-01T00:00:00.000Z',
+        withdrawnAt: null, createdAt: submittedAt, updatedAt: '2026-04-01T00:00:00.000Z', propertyAddress: null, loanPurpose: null, occupancy: null,
+        propertyType: null, totalUnits: null, lienStatus: null, loanType: null,
+      }),
+    );
+    const found = await getJson('/v1/exports/hmda-lar/check?year=2026&limit=100', third.apiKey);
+    const entry = found.data.find((e: Json) => e.mortgageId === bare);
+    expect(entry.failures.map((f: Json) => f.edit)).toEqual(expect.arrayContaining(['V611', 'V612-1', 'V615-1', 'V616', 'V628-1', 'V659', 'V670-1']));
+    expect(entry.missing).toEqual(expect.arrayContaining(['Loan Type', 'Loan Purpose', 'Income', 'Reason for Denial: 1', 'Ethnicity of Applicant or Borrower: 1']));
+    expect(entry.uli).toBeNull(); // the account has no LEI yet
+    expect(found.transmittal.missing).toEqual(expect.arrayContaining(['Legal Entity Identifier (LEI)', 'Federal Taxpayer Identification Number']));
+    expect(found.transmittal.failures.map((f: Json) => f.edit)).toEqual(expect.arrayContaining(['V600', 'V607']));
   });
 
   it('holds only the year asked for', async () => {
@@ -131,8 +197,11 @@ describe('exportHmdaLar', () => {
 
   it('another account’s admin key gets its own register, never the lender’s rows', async () => {
     const { lines } = await exported(other.apiKey);
+    // Its one application, not the lender's four; no lender settings yet, so no name or LEI of the lender's.
     expect(lines).toHaveLength(2);
-    expect(lines[0]![1]).toBe('Other Lender');
+    expect(lines[0]![1]).toBe('');
+    expect(lines[0]![12]).toBe('1');
+    expect(lines[1]![1]).toBe('');
   });
 
   it('a test key gets the test environment’s register, and the live key never sees test-mode applications', async () => {
@@ -150,7 +219,7 @@ describe('checkHmdaLar', () => {
     const first = await get('/v1/exports/hmda-lar/check?year=2026&limit=3', lender.apiKey);
     expect(first.status).toBe(200);
     const page1 = (await first.json()) as Json;
-    expect(page1).toMatchObject({ year: 2026, livemode: true, rows: 4, rowsMissingFields: 4 });
+    expect(page1).toMatchObject({ year: 2026, livemode: true, rows: 4, rowsFailingEdits: 0, rowsMissingFields: 4, transmittal: { failures: [], missing: [] }, fileFailures: [] });
     expect(page1.data).toHaveLength(3);
     expect(page1.nextCursor).not.toBeNull();
     const page2 = await getJson(`/v1/exports/hmda-lar/check?year=2026&limit=3&cursor=${page1.nextCursor}`, lender.apiKey);

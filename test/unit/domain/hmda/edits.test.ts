@@ -194,6 +194,13 @@ describe('the implemented edits', () => {
     expect(transmittalFailures(tsFieldsOf(ts), 2026).map((f) => f.edit)).toContain(code);
   });
 
+  it('reads a state code from a file as text only: names of Object.prototype are not states', () => {
+    for (const state of ['constructor', '__proto__', 'toString']) {
+      expect(larFailures({ ...base, state }, { year: 2026 }).map((f) => f.edit)).toContain('V623');
+      expect(transmittalFailures(tsFieldsOf({ ...tsRecordOf(transmittalRowOf(LENDER, 2026, 1).fields), contactState: state }), 2026).map((f) => f.edit)).toContain('V604');
+    }
+  });
+
   it('has a planted value for every edit it implements, and a FIG message for each', () => {
     const implemented = [...LAR_EDITS.map((e) => e.code), ...TS_EDITS.map((e) => e.code), 'S300', 'S301', 'S302', 'S304', 'S305', 'S306'];
     const planted = [...Object.keys(LAR_PLANTS), ...Object.keys(TS_PLANTS), 'S301', 'S304', 'S305', 'S306'];
