@@ -53,7 +53,7 @@ export async function hmdaUpperBound(db: SqlExecutor, accountId: string): Promis
   return row?.up_to_id ?? null;
 }
 
-export async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: string | null, limit: number): Promise<HmdaSource[]> {
+async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: string | null, limit: number): Promise<HmdaSource[]> {
   if (query.upToId === null) return [];
   const rows = await db.values(`${SELECT} ORDER BY a.id LIMIT ?`, [...params(query, afterId ?? ''), limit]);
   return rows.map(toSource);

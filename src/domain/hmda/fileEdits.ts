@@ -20,7 +20,7 @@ export interface EditFailure {
   message: string;
 }
 
-export function failure(edit: EditCode): EditFailure {
+function failure(edit: EditCode): EditFailure {
   return { edit, message: EDIT_MESSAGES[edit] };
 }
 

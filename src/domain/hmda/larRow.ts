@@ -43,12 +43,12 @@ export interface LarDecisionFacts {
 }
 
 /** Dollars as an exact decimal (the FIG's amounts are numbers in dollars). */
-export function dollars(cents: number): string {
+function dollars(cents: number): string {
   return centsToDecimal(cents);
 }
 
 /** Income in thousands of dollars, rounded to the nearest thousand (FIG field 57). */
-export function incomeThousands(cents: number): string {
+function incomeThousands(cents: number): string {
   return String(Math.round(cents / 100_000));
 }
 

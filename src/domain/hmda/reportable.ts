@@ -26,7 +26,7 @@
  */
 import type { LarApplication } from './source.ts';
 
-export type ActionTaken = '1' | '2' | '3' | '4';
+type ActionTaken = '1' | '2' | '3' | '4';
 
 export interface FinalAction {
   action: ActionTaken;

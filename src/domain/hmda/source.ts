@@ -16,7 +16,7 @@ import type {
   Sex,
 } from './codes.ts';
 
-export interface PropertyAddress {
+interface PropertyAddress {
   street: string;
   city: string;
   state: string;
@@ -28,7 +28,7 @@ export interface PropertyAddress {
 }
 
 /** As the applicant chose to give them (Reg C 1003.4(a)(10)(i), appendix B). */
-export interface Demographics {
+interface Demographics {
   ethnicity: readonly Ethnicity[];
   race: readonly Race[];
   sex: Sex;
@@ -60,7 +60,7 @@ export interface LarApplication {
   denialReasons: readonly LarDenialReason[];
 }
 
-export interface LenderAddress {
+interface LenderAddress {
   street: string;
   city: string;
   state: string;

@@ -45,7 +45,7 @@ export function uliCheckDigitsValid(uli: string): boolean {
 }
 
 /** The ULI allows 45 characters: the 20 of the LEI and the 2 check digits leave 23 for the loan. */
-export const MAX_LOAN_IDENTIFIER = 23;
+const MAX_LOAN_IDENTIFIER = 23;
 
 /**
  * The part of a ULI that names one application: its id without the `mtg-` prefix, upper case,

@@ -214,6 +214,19 @@ describe('exportHmdaLar', () => {
   });
 });
 
+describe('hmda-lar among the mortgage export formats', () => {
+  it('format=hmda-lar on the mortgage export is a 400 that points to the register, and no custom format may take the name', async () => {
+    const response = await get('/v1/mortgages/export?format=hmda-lar', lender.apiKey);
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as Json;
+    expect(problem.code).toBe('unknown_format');
+    expect(problem.detail).toContain('GET /v1/exports/hmda-lar?year=YYYY');
+    const created = await lender.client.POST('/v1/export-formats', { body: { name: 'hmda-lar', base: 'csv' } });
+    expect(created.response.status).toBe(422);
+    expect(created.error).toMatchObject({ code: 'reserved_format_name' });
+  });
+});
+
 describe('checkHmdaLar', () => {
   it('counts the register and pages through the applications that need the lender, in id order', async () => {
     const first = await get('/v1/exports/hmda-lar/check?year=2026&limit=3', lender.apiKey);
