@@ -20,6 +20,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/api-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upgrade the account's API version, or roll an upgrade back
+         * @description Pins the account to `version`: the current version (an upgrade), or, within 72 hours of an
+         *     upgrade, the version the account was on before it (a rollback). Requests without
+         *     `Mos-Version` are answered in the new version as soon as this returns, and webhook endpoints
+         *     keep their own `apiVersion`. Each change is recorded in the audit log
+         *     (`account.apiVersionUpgraded`, `account.apiVersionRolledBack`). This response is itself
+         *     rendered in the version the request was made in.
+         *
+         *     The version is the account's, shared by live and test mode, so only a live admin key may
+         *     change it (or a live restricted key with `apiKeys:write`); a test key gets 403
+         *     `live_key_required`. A version that is not one of the API's is 400 `api_version_invalid`
+         *     (`supportedVersions` lists them); the current version when the account is already on it is
+         *     409 `api_version_current`; any other version (an older one, or the one before an upgrade
+         *     more than 72 hours ago) is 409 `api_version_rollback_unavailable`. Nothing is changed then.
+         */
+        post: operations["changeApiVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1660,7 +1692,7 @@ export interface components {
              *     | `malformed_path` | 400 | any path with broken percent-encoding |
              *     | `invalid_content_encoding` | 400 | a body whose `Content-Encoding` does not decode |
              *     | `request_aborted` | 400 | the client closed the connection before the body arrived |
-             *     | `api_version_invalid` | 400 | any operation: a `Mos-Version` that is not one of the versions (`supportedVersions` lists them); nothing is changed |
+             *     | `api_version_invalid` | 400 | any operation: a `Mos-Version` that is not one of the versions (`supportedVersions` lists them); `changeApiVersion`, `createWebhook`, `updateWebhook`: such a `version` or `apiVersion` in the body; nothing is changed |
              *     | `bad_request` | 400 | any other request the HTTP layer cannot read |
              *     | `body_not_allowed` | 400 | a body sent to an operation that takes none |
              *     | `body_too_deep` | 400 | a JSON body nested too deeply |
@@ -1676,6 +1708,7 @@ export interface components {
              *     | `unauthorized` | 401 | every operation: credentials missing, unknown, revoked or of the wrong kind |
              *     | `forbidden` | 403 | admin operations called with a member key |
              *     | `scope_missing` | 403 | every operation with an `x-required-scope` other than `none`, called with a restricted key without that scope (`requiredScope` names it) |
+             *     | `live_key_required` | 403 | `changeApiVersion`: a test key (the account's version is shared by both modes) |
              *     | `scope_escalation` | 403 | `createApiKey`, `revokeApiKey`: a key asked for, or tried to revoke, more than the calling key holds (a restricted key creates and revokes only restricted keys within its own scopes) |
              *     | `not_found` | 404 | every operation with a path identifier, and any unknown path |
              *     | `method_not_allowed` | 405 | any known path called with a method it does not take (`Allow` lists those it takes) |
@@ -1688,6 +1721,8 @@ export interface components {
              *     | `application_not_approved` | 409 | `addCondition`, `satisfyCondition`, `waiveCondition`: conditions belong to approved (or clear-to-close) applications |
              *     | `application_cleared` | 409 | `addCondition`: a condition due before closing added to a `clear_to_close` application |
              *     | `condition_not_open` | 409 | `satisfyCondition`, `waiveCondition`: the condition is already satisfied or waived |
+             *     | `api_version_current` | 409 | `changeApiVersion`: the account is already on the current version |
+             *     | `api_version_rollback_unavailable` | 409 | `changeApiVersion`: an older version that is not the one before an upgrade of the last 72 hours |
              *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
              *     | `webhook_disabled` | 409 | `sendTestWebhookEvent`, `retryWebhookDelivery`, `recoverWebhookEvents`: the endpoint is disabled |
              *     | `delivery_in_flight` | 409 | `retryWebhookDelivery`: an attempt is under way |
@@ -1832,7 +1867,7 @@ export interface components {
             currency: string;
             createdAt: components["schemas"]["Timestamp"];
             livemode: components["schemas"]["Livemode"];
-            /** @description The API version the account is pinned to (requests without `Mos-Version` are answered in it). Admins upgrade it in the dashboard's settings. */
+            /** @description The API version the account is pinned to (requests without `Mos-Version` are answered in it). Admins upgrade it in the dashboard's settings or with `POST /v1/account/api-version`. */
             apiVersion: components["schemas"]["ApiVersion"];
             /**
              * @description The lender's name and address as notices to applicants give them (set by an admin in the
@@ -1847,6 +1882,28 @@ export interface components {
          * @example 2026-12-07
          */
         ApiVersion: string;
+        /** @description The version to pin the account to. */
+        AccountApiVersionChange: {
+            /**
+             * @description The current version (an upgrade), or, within 72 hours of an upgrade, the version the
+             *     account was on before it (a rollback).
+             */
+            version: components["schemas"]["ApiVersion"];
+        };
+        /** @description The API version the account is pinned to, and what it may move to. */
+        AccountApiVersion: {
+            /** @description The version the account is pinned to (requests without `Mos-Version` are answered in it). */
+            apiVersion: components["schemas"]["ApiVersion"];
+            /** @description The newest version, the one an upgrade moves to. */
+            currentVersion: components["schemas"]["ApiVersion"];
+            /** @description The version a rollback returns to and until when it may be done; null when there is none. */
+            rollback: null | {
+                /** @description The version before the last upgrade. */
+                toVersion: components["schemas"]["ApiVersion"];
+                /** @description 72 hours after the upgrade; a rollback after this is refused. */
+                until: components["schemas"]["Timestamp"];
+            };
+        };
         /**
          * @description `admin` may manage integrations (API keys, webhooks, pricing, underwriting rules, export formats);
          *     `member` may use and read everything else; `restricted` may do only what its `scopes` grant
@@ -4586,7 +4643,7 @@ export interface components {
          *     - `pricing`: the pricing sheet.
          *     - `underwriting`: underwriting rules, the approve and decline decisions, and conditions
          *       (add, satisfy, waive).
-         *     - `apiKeys`: API keys.
+         *     - `apiKeys`: API keys, and the account's API version.
          *     - `audit`: the audit log.
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
@@ -5212,7 +5269,8 @@ export interface components {
         /**
          * @description The API key is valid but may not do this: an `admin` or `member` key whose role may not (writes
          *     to integrations need `admin`: `forbidden`), or a restricted key without the operation's
-         *     `x-required-scope` (`scope_missing`, with `requiredScope`).
+         *     `x-required-scope` (`scope_missing`, with `requiredScope`), or a test key where only a live key
+         *     may act for the whole account (`live_key_required`).
          */
         Forbidden: {
             headers: {
@@ -5719,6 +5777,8 @@ export type SchemaListEnvelope = components['schemas']['ListEnvelope'];
 export type SchemaTimestamp = components['schemas']['Timestamp'];
 export type SchemaAccount = components['schemas']['Account'];
 export type SchemaApiVersion = components['schemas']['ApiVersion'];
+export type SchemaAccountApiVersionChange = components['schemas']['AccountApiVersionChange'];
+export type SchemaAccountApiVersion = components['schemas']['AccountApiVersion'];
 export type SchemaApiKeyRole = components['schemas']['ApiKeyRole'];
 export type SchemaApiKey = components['schemas']['ApiKey'];
 export type SchemaApiKeyCreateRequest = components['schemas']['ApiKeyCreateRequest'];
@@ -5938,6 +5998,55 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    changeApiVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The version to move to. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountApiVersionChange"];
+            };
+        };
+        responses: {
+            /** @description The account's version after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountApiVersion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];

@@ -7,15 +7,19 @@
  *   sdk/src/generated/api.ts           the same types for the SDK package, generated from the published
  *                                      bundle (what a partner downloads), so the SDK builds without this repository
  *   sdk/src/generated/problemCodes.ts  the problem codes the contract lists, for the SDK's typed errors
+ *   sdk/src/generated/api-<date>.ts    the types of each released version, from its frozen bundle (openapi/versions/)
+ *   sdk/src/generated/versions.ts      those types by version, and each version's event kinds as the
+ *                                      version changes render them (src/domain/versions/registry.ts renderEvent)
  *
  * `node scripts/generate.ts [outDir [sdkOutDir]]` writes elsewhere (check-generated uses a temp dir).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { renderEvent, VERSIONS } from '../src/domain/versions/registry.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const specRoot = path.join(root, 'openapi', 'openapi.yaml');
@@ -38,6 +42,43 @@ export async function generate(outDir: string, sdkOutDir: string): Promise<void>
   const sdkAst = await openapiTS(doc, { rootTypes: true, alphabetize: false });
   await writeFile(path.join(sdkOutDir, 'api.ts'), BANNER + astToString(sdkAst));
   await writeFile(path.join(sdkOutDir, 'problemCodes.ts'), problemCodesModule(doc));
+
+  // Each released version's types beside the current ones: partners pinned to it type their code by it.
+  const released = (await readdir(path.join(root, 'openapi', 'versions'))).filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -5)).sort();
+  for (const version of released) {
+    const frozen = JSON.parse(await readFile(path.join(root, 'openapi', 'versions', `${version}.json`), 'utf8'));
+    const versionAst = await openapiTS(frozen, { rootTypes: true, alphabetize: false });
+    await writeFile(path.join(sdkOutDir, `api-${version}.ts`), BANNER.replace('from openapi/.', `from openapi/versions/${version}.json.`) + astToString(versionAst));
+  }
+  await writeFile(path.join(sdkOutDir, 'versions.ts'), versionsModule(doc, released));
+}
+
+type Webhooks = { webhooks?: Record<string, { post: { requestBody: { content: { 'application/json': { examples?: Record<string, { value: unknown }> } } } } }> };
+
+/**
+ * The released versions' types by version, and the event kinds of every version: a kind is in a
+ * version when the version changes render its example there (renderEvent is not null), as deliveries are.
+ */
+function versionsModule(doc: Webhooks, released: string[]): string {
+  const alias = (version: string) => `v${version.replaceAll('-', '_')}`;
+  const kindsOf = (version: string) =>
+    Object.entries(doc.webhooks ?? {})
+      .filter(([kind, hook]) => renderEvent(kind, Object.values(hook.post.requestBody.content['application/json'].examples ?? {})[0]?.value as never, version) !== null)
+      .map(([kind]) => kind);
+  const lines = [
+    ...released.map((version) => `import type { components as ${alias(version)}_components, paths as ${alias(version)}_paths, webhooks as ${alias(version)}_webhooks } from './api-${version}.ts';`),
+    '',
+    "/** The types of each released version: `ApiVersionTypes['2026-11-21']['webhooks']`, … */",
+    'export interface ApiVersionTypes {',
+    ...released.map((version) => `  '${version}': { paths: ${alias(version)}_paths; webhooks: ${alias(version)}_webhooks; components: ${alias(version)}_components };`),
+    '}',
+    '',
+    '/** The event kinds each version delivers (an endpoint pinned to it receives no other). */',
+    'export const EVENT_KINDS_BY_VERSION: Readonly<Record<string, readonly string[]>> = {',
+    ...VERSIONS.map((version) => `  '${version}': [${kindsOf(version).map((kind) => `'${kind}'`).join(', ')}],`),
+    '};',
+  ];
+  return BANNER + lines.join('\n') + '\n';
 }
 
 /** The codes of the table in the Problem schema's `code` description, as a TypeScript module. */
@@ -57,5 +98,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const outDir = path.resolve(process.argv[2] ?? path.join(root, 'generated'));
   const sdkOutDir = path.resolve(process.argv[3] ?? path.join(root, 'sdk', 'src', 'generated'));
   await generate(outDir, sdkOutDir);
-  console.log(`generated ${path.relative(root, outDir) || '.'}/openapi.json and api.d.ts, ${path.relative(root, sdkOutDir)}/api.ts and problemCodes.ts`);
+  console.log(`generated ${path.relative(root, outDir) || '.'}/openapi.json and api.d.ts, ${path.relative(root, sdkOutDir)}/api.ts, problemCodes.ts, versions.ts and each released version's api-<date>.ts`);
 }

@@ -58,6 +58,8 @@ export const RELEASED_VERSIONS: readonly string[] = [${all.map((v) => `'${v}'`).
     );
   }
   console.log(`released ${date}: openapi/versions/${date}.json, src/domain/versions/released.ts${date === all[all.length - 1] ? ', sdk/src/version.ts' : ''}`);
+  // The SDK's types of the released version (sdk/src/generated/api-<date>.ts) come from its bundle; check:generated fails until they are made.
+  console.log(`now run \`npm run generate\` (the SDK's types of ${date}) and commit everything it writes`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

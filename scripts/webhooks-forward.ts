@@ -11,7 +11,10 @@
  * Options: --api-key (required; any role may read the feed), --to (required; the receiver's URL),
  * --secret (the whsec_ secret to sign with; without it a new one is made and printed, give it to
  * your receiver), --base-url (the service; default http://127.0.0.1:3000), --interval (ms between
- * polls, default 1000).
+ * polls, default 1000), --version (the API version to deliver in, as an endpoint pinned to it
+ * receives events; default the account's pinned version, as a new endpoint's). The feed is read in
+ * the current version and each payload rendered in --version by the version changes: an event
+ * that version does not have is skipped (printed as such), as its endpoints are not sent one.
  *
  * Prints JSON lines: first `{"msg":"forwarding",…}` (with the secret when it made one), then one
  * line per event with the receiver's status (or the error). Each event is sent once: a receiver
@@ -21,6 +24,7 @@
 import { parseArgs } from 'node:util';
 import { createMortgageClient, isProblemError, type Schemas } from '../sdk/src/index.ts';
 import { newWebhookSecret, signDelivery } from '../src/events/signing.ts';
+import { CURRENT_VERSION, renderEventText, VERSIONS } from '../src/domain/versions/registry.ts';
 
 type FeedEvent = Schemas['Event'];
 
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     secret: { type: 'string' },
     'base-url': { type: 'string', default: 'http://127.0.0.1:3000' },
     interval: { type: 'string', default: '1000' },
+    version: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -38,7 +43,7 @@ const { values } = parseArgs({
 
 function usage(message?: string): never {
   if (message) console.error(`webhooks:forward: ${message}`);
-  console.error('usage: npm run webhooks:forward -- --api-key KEY --to http://localhost:9000/hooks [--secret whsec_...] [--base-url URL] [--interval 1000]');
+  console.error('usage: npm run webhooks:forward -- --api-key KEY --to http://localhost:9000/hooks [--secret whsec_...] [--base-url URL] [--interval 1000] [--version YYYY-MM-DD]');
   process.exit(message ? 2 : 0);
 }
 
@@ -69,7 +74,12 @@ try {
   usage(`--secret is not a valid whsec_ secret: ${(err as Error).message}`);
 }
 
-const client = createMortgageClient({ baseUrl: baseUrl.toString(), apiKey });
+if (values.version !== undefined && !VERSIONS.includes(values.version)) usage(`--version must be one of ${VERSIONS.join(', ')}`);
+/** The version deliveries are rendered in: --version, else the account's (read at start). */
+let version = values.version ?? CURRENT_VERSION;
+
+// The feed in the current version, every kind in today's shape: each payload is rendered in `version` here.
+const client = createMortgageClient({ baseUrl: baseUrl.toString(), apiKey, apiVersion: CURRENT_VERSION });
 
 /**
  * How far back each poll looks before the newest event seen. An event's time is when its change
@@ -95,11 +105,16 @@ function remember(event: FeedEvent): void {
 }
 
 async function forward(event: FeedEvent): Promise<void> {
-  // The payload as the feed gives it serialises to the exact bytes a real delivery sends.
-  const body = JSON.stringify(event.payload);
+  // The payload as the feed gives it serialises to the exact bytes a real delivery sends; rendered
+  // in `version` as a delivery to an endpoint pinned to it is (the same bytes unless a change names its kind).
+  const line = { id: event.eventId, event: event.event, createdAt: event.createdAt };
+  const body = renderEventText(event.event, JSON.stringify(event.payload), version);
+  if (body === null) {
+    console.log(JSON.stringify({ ...line, skipped: `API version ${version} has no ${event.event} event` }));
+    return;
+  }
   const headers = signDelivery(event.eventId, new Date(), body, [secret]);
   const started = performance.now();
-  const line = { id: event.eventId, event: event.event, createdAt: event.createdAt };
   try {
     const response = await fetch(to, {
       method: 'POST',
@@ -122,6 +137,10 @@ function fatal(err: unknown): boolean {
 }
 
 async function start(): Promise<void> {
+  if (values.version === undefined) {
+    const { data: account } = await client.api.GET('/v1/account', {});
+    version = account!.apiVersion;
+  }
   // Start from now: what the feed already holds is marked seen, not forwarded.
   const { data } = await client.api.GET('/v1/events', { params: { query: { limit: 1 } } });
   const latest = data!.data[0];
@@ -156,7 +175,7 @@ try {
   console.error(`webhooks:forward: cannot read the events feed at ${baseUrl.origin}: ${(err as Error).message}`);
   process.exit(fatal(err) ? 2 : 1);
 }
-console.log(JSON.stringify({ msg: 'forwarding', from: baseUrl.toString(), to: to.toString(), ...(generated ? { secret } : {}) }));
+console.log(JSON.stringify({ msg: 'forwarding', from: baseUrl.toString(), to: to.toString(), apiVersion: version, ...(generated ? { secret } : {}) }));
 if (generated) console.error(`webhooks:forward: signing with ${secret} (made for this run; verify with it, or pass --secret to keep one)`);
 
 while (!stopping) {

@@ -11,13 +11,16 @@
  * Options: --port (default 9000), --host (default 127.0.0.1), --path (default: any path),
  * --secret (required; repeat it to accept several, as during a rotation), --status (answer this
  * to every verified delivery), --fail-first N (answer --status, default 500, to the first N
- * attempts of each event id, then 200), --retry-after SECONDS (sent with failure answers).
+ * attempts of each event id, then 200), --retry-after SECONDS (sent with failure answers),
+ * --version (the API version the endpoint is pinned to: each payload is checked against that
+ * version's events, from its frozen contract; default the current version).
  * A delivery whose signature does not verify gets 401 and is printed as rejected.
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { payloadProblem } from '../src/events/catalog.ts';
+import { payloadProblemIn } from '../src/events/catalog.ts';
+import { CURRENT_VERSION, VERSIONS } from '../src/domain/versions/registry.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     status: { type: 'string' },
     'fail-first': { type: 'string' },
     'retry-after': { type: 'string' },
+    version: { type: 'string', default: CURRENT_VERSION },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -35,7 +39,7 @@ const { values } = parseArgs({
 
 function usage(message?: string): never {
   if (message) console.error(`webhooks:listen: ${message}`);
-  console.error('usage: npm run webhooks:listen -- --port 9000 --secret whsec_... [--status 503] [--fail-first 2] [--retry-after 10] [--path /hooks]');
+  console.error('usage: npm run webhooks:listen -- --port 9000 --secret whsec_... [--status 503] [--fail-first 2] [--retry-after 10] [--path /hooks] [--version YYYY-MM-DD]');
   process.exit(message ? 2 : 0);
 }
 
@@ -56,6 +60,7 @@ if (failStatus !== undefined && !(Number.isInteger(failStatus) && failStatus >= 
 const failFirst = values['fail-first'] === undefined ? 0 : Number(values['fail-first']);
 if (!Number.isInteger(failFirst) || failFirst < 0) usage('--fail-first must be a whole number');
 const retryAfter = values['retry-after'];
+if (!VERSIONS.includes(values.version)) usage(`--version must be one of ${VERSIONS.join(', ')}`);
 
 const attemptsById = new Map<string, number>();
 
@@ -101,7 +106,7 @@ const server = http.createServer((req, res) => {
     const headers: Record<string, string> = { 'content-type': 'text/plain' };
     if (fail !== undefined && retryAfter !== undefined) headers['retry-after'] = retryAfter;
     res.writeHead(status, headers).end(status < 300 ? 'ok' : 'failing on purpose');
-    const schemaProblem = payloadProblem(verified.payload);
+    const schemaProblem = payloadProblemIn(verified.payload, values.version);
     console.log(
       JSON.stringify({
         at,
@@ -121,7 +126,7 @@ const server = http.createServer((req, res) => {
 
 server.listen(port, values.host, () => {
   const address = server.address() as { port: number };
-  console.log(JSON.stringify({ msg: 'listening', url: `http://${values.host}:${address.port}${values.path ?? '/'}`, port: address.port }));
+  console.log(JSON.stringify({ msg: 'listening', apiVersion: values.version, url: `http://${values.host}:${address.port}${values.path ?? '/'}`, port: address.port }));
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {

@@ -9,5 +9,6 @@ export { createMortgageClient, type ExportDownload, type ExportQuery, type Expor
 export { isProblemError, ProblemError, type Problem, type ProblemCode } from './errors.ts';
 export { PROBLEM_CODES, type KnownProblemCode } from './generated/problemCodes.ts';
 export { backoffMs, resilientFetch, retryAfterMs, RETRIED_STATUSES, type RetryOptions } from './retry.ts';
-export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from './webhooks.ts';
+export { verifyWebhook, WebhookVerificationError, type ReleasedApiVersion, type VerifyWebhookOptions, type WebhookEvent, type WebhookEventIn, type WebhookEventType } from './webhooks.ts';
+export { EVENT_KINDS_BY_VERSION, type ApiVersionTypes } from './generated/versions.ts';
 export type { components, operations, paths, webhooks } from './generated/api.ts';

@@ -63,6 +63,8 @@ export interface RequestContext extends AppContext {
   security: Record<string, unknown>;
   /** Aborted when the client goes away before the response has finished (a streamed export stops reading). */
   readonly signal: AbortSignal;
+  /** The API version the request is answered in (its `Mos-Version`, else the account's pinned one): for what the edge does not render itself, a streamed export. */
+  readonly apiVersion: string;
   /** The parsed multipart/form-data body, its files already on disk; undefined for any other body. */
   readonly upload: MultipartUpload | undefined;
 }

@@ -6,7 +6,9 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { webhooks } from '../../generated/api.d.ts';
-import { createAjv, loadBundledSpec } from '../contract/spec.ts';
+import { readFileSync } from 'node:fs';
+import { createAjv, dereference, loadBundledSpec } from '../contract/spec.ts';
+import { CURRENT_VERSION } from '../domain/versions/registry.ts';
 
 export type WebhookEventType = keyof webhooks & string;
 
@@ -47,8 +49,7 @@ function closed(schema: unknown): unknown {
   return copy;
 }
 
-function loadCatalog(): Map<string, EventKind> {
-  const spec = loadBundledSpec() as { webhooks?: Record<string, SpecWebhook> };
+function loadCatalog(spec: { webhooks?: Record<string, SpecWebhook> } = loadBundledSpec() as { webhooks?: Record<string, SpecWebhook> }): Map<string, EventKind> {
   const ajv = createAjv({ allErrors: true });
   const kinds = new Map<string, EventKind>();
   for (const [type, hook] of Object.entries(spec.webhooks ?? {})) {
@@ -95,6 +96,33 @@ export function payloadProblem(payload: unknown): string | null {
     return `payload.event must be one of ${eventTypes().join(', ')}, got ${JSON.stringify(type)}`;
   }
   const kind = eventKind(type);
+  if (kind.validate(payload)) return null;
+  return (kind.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
+}
+
+/** The catalogues of released versions older than the current one, from their frozen bundles (openapi/versions/), read once each. */
+const olderCatalogs = new Map<string, Map<string, EventKind>>();
+
+function kindsIn(version: string): Map<string, EventKind> {
+  if (version === CURRENT_VERSION) return kinds();
+  let found = olderCatalogs.get(version);
+  if (!found) {
+    // Every version but the current one is released, so it has its frozen bundle.
+    const bundle = dereference(JSON.parse(readFileSync(new URL(`../../openapi/versions/${version}.json`, import.meta.url), 'utf8'))) as { webhooks?: Record<string, SpecWebhook> };
+    olderCatalogs.set(version, (found = loadCatalog(bundle)));
+  }
+  return found;
+}
+
+/**
+ * Why `payload` is not an event as API version `version` delivers it (a kind that version does not
+ * have, or a payload its schema there refuses), or null: what a receiver pinned to `version` accepts.
+ */
+export function payloadProblemIn(payload: unknown, version: string): string | null {
+  const catalogue = kindsIn(version);
+  const type = (payload as { event?: unknown } | null)?.event;
+  const kind = typeof type === 'string' ? catalogue.get(type) : undefined;
+  if (!kind) return `payload.event must be one of API version ${version}'s events, ${[...catalogue.keys()].join(', ')}, got ${JSON.stringify(type)}`;
   if (kind.validate(payload)) return null;
   return (kind.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
 }

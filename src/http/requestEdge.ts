@@ -50,6 +50,12 @@ export const requestEdgeProperties: PropertyDescriptorMap = {
       return multipartUpload(koaOf(this));
     },
   },
+  apiVersion: {
+    get(this: object): string {
+      // Settled before the handler runs (src/http/versions.ts apiVersionOf).
+      return koaOf(this).state.apiVersion as string;
+    },
+  },
   origin: {
     get(this: object): AuditOrigin {
       const koa = koaOf(this);

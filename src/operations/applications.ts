@@ -27,6 +27,7 @@ export const applicationOperations = {
       ctx.principal.accountId,
       { status: query.status },
       { limit: query.limit ?? 20, afterId: decodeCursor(query.cursor, 'mtg') },
+      ctx.apiVersion,
     );
     return { status: 200, body: listBody({ ...page, items: page.items.map(toApplication) }) };
   },

@@ -18,7 +18,7 @@ import { checkHmdaLar, prepareHmdaExport } from '../services/hmdaLar.ts';
 
 export const exportOperations = {
   exportMortgages: async ({ query }, ctx) => {
-    const prepared = await prepareExport(ctx, ctx.principal.accountId, query);
+    const prepared = await prepareExport(ctx, ctx.principal.accountId, query, ctx.apiVersion);
     return {
       status: 200,
       raw: prepared.open(ctx.signal),

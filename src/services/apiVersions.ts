@@ -6,9 +6,10 @@
  * PostgreSQL every instance hears it at commit).
  */
 import type { AppContext } from '../context.ts';
-import { liveAccountId } from '../domain/accounts/environments.ts';
+import { isLivemode, liveAccountId } from '../domain/accounts/environments.ts';
+import { chooseVersion } from '../domain/versions/header.ts';
 import type { VersionChange } from '../domain/versions/change.ts';
-import { CURRENT_VERSION, changesBetween } from '../domain/versions/registry.ts';
+import { CURRENT_VERSION, changesBetween, VERSIONS } from '../domain/versions/registry.ts';
 import { fail } from '../errors.ts';
 import { findAccount, lockAccount, setAccountApiVersion } from '../store/accounts.ts';
 import { recordAudit } from './audit.ts';
@@ -56,15 +57,25 @@ export async function upgradeApiVersion(ctx: AppContext, accountId: string): Pro
   return CURRENT_VERSION;
 }
 
-/** Back to the version before the last upgrade, within 72 hours of it; 409 `api_version_rollback_unavailable` otherwise. */
-export async function rollBackApiVersion(ctx: AppContext, accountId: string): Promise<string> {
+/**
+ * Back to the version before the last upgrade, within 72 hours of it; 409
+ * `api_version_rollback_unavailable` otherwise, and when `to` is given and is not that version.
+ */
+export async function rollBackApiVersion(ctx: AppContext, accountId: string, to?: string): Promise<string> {
   const live = liveAccountId(accountId);
   const restored = await ctx.store.transaction(async (tx) => {
     await lockAccount(tx, live);
     const account = (await findAccount(tx, live))!;
     const changedAt = account.apiVersionChangedAt === null ? null : Date.parse(account.apiVersionChangedAt);
     if (account.previousApiVersion === null || changedAt === null || ctx.clock.now().getTime() - changedAt > ROLLBACK_WINDOW_MS) {
-      throw fail.conflict('api_version_rollback_unavailable', 'There is no upgrade of the last 72 hours to roll back.');
+      const asked = to === undefined ? '' : ` The account moves to the current version, ${CURRENT_VERSION}, or back to the one before an upgrade within 72 hours of it; not to ${to}.`;
+      throw fail.conflict('api_version_rollback_unavailable', `There is no upgrade of the last 72 hours to roll back.${asked}`);
+    }
+    if (to !== undefined && to !== account.previousApiVersion) {
+      throw fail.conflict(
+        'api_version_rollback_unavailable',
+        `The account moves to the current version, ${CURRENT_VERSION}, or back to ${account.previousApiVersion} (the version before its upgrade, until 72 hours after it); not to ${to}.`,
+      );
     }
     await setAccountApiVersion(tx, live, { apiVersion: account.previousApiVersion, previousApiVersion: null, changedAt: null });
     await recordAudit(tx, ctx, {
@@ -77,4 +88,24 @@ export async function rollBackApiVersion(ctx: AppContext, accountId: string): Pr
   });
   ctx.authenticate.apiKeyRevoked();
   return restored;
+}
+
+/**
+ * Pins the account to `version`, as an API key asks (POST /v1/account/api-version): the current
+ * version is an upgrade, an older one a rollback (allowed to the version before an upgrade of the
+ * last 72 hours only). A version the API does not have is 400 `api_version_invalid`. The account's
+ * version is shared by its live and test environments, so a test key may not change it.
+ */
+export async function changeApiVersion(ctx: AppContext, accountId: string, version: string): Promise<AccountApiVersion> {
+  if (!isLivemode(accountId)) throw fail.denied('live_key_required', "The account's API version is shared by live and test mode: change it with a live key.");
+  if (!VERSIONS.includes(version)) {
+    const choice = chooseVersion(version, VERSIONS, ctx.clock.now().toISOString().slice(0, 10));
+    const reason = 'refused' in choice ? choice.refused.replace('Mos-Version', 'version') : `${version} is not a version of this API.`;
+    throw fail.invalid('api_version_invalid', `${reason} Supported versions: ${VERSIONS.join(', ')}.`, [{ pointer: '/version', message: 'is not a version of this API' }], {
+      supportedVersions: [...VERSIONS],
+    });
+  }
+  if (version === CURRENT_VERSION) await upgradeApiVersion(ctx, accountId);
+  else await rollBackApiVersion(ctx, accountId, version);
+  return accountApiVersion(ctx, accountId);
 }

@@ -4,6 +4,7 @@
  * through the state machine's table, and an approval publishes `application.approved` in the
  * same transaction (the transactional outbox).
  */
+import { CURRENT_VERSION, statusFilterIn } from '../domain/versions/registry.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { recordAudit } from './audit.ts';
@@ -165,13 +166,19 @@ export async function getApplication(ctx: AppContext, accountId: string, mortgag
   return record;
 }
 
+/**
+ * The account's applications, newest first, optionally of one status as the caller's API version
+ * names it (on a version without `clear_to_close`, `approved` also finds those it shows as approved).
+ */
 export async function listApplications(
   ctx: AppContext,
   accountId: string,
   filter: { status?: ApplicationStatus | undefined },
   page: PageRequest,
+  apiVersion: string = CURRENT_VERSION,
 ): Promise<Page<ApplicationRecord>> {
-  return ctx.store.read((db) => listApplicationRecords(db, accountId, filter, page));
+  const statuses = filter.status === undefined ? undefined : (statusFilterIn(filter.status, apiVersion) as ApplicationStatus[]);
+  return ctx.store.read((db) => listApplicationRecords(db, accountId, { statuses }, page));
 }
 
 /** Only the fields sent change; null clears an optional one. Drafts only. */

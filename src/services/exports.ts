@@ -29,6 +29,8 @@ import {
   type ExportWriter,
 } from '../domain/exports/formats.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
+import type { ExportSource } from '../domain/exports/fields.ts';
+import { exportRecordRenderer, statusFilterIn } from '../domain/versions/registry.ts';
 import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { recordExport } from '../observability/outcomes.ts';
@@ -93,9 +95,11 @@ function selectedFields(spec: ExportFormatSpec, formatName: string, fields: stri
 
 /**
  * Checks an export request and reads where it stops; throws the problem to answer when anything
- * is wrong. Nothing has been sent yet when this throws.
+ * is wrong. Nothing has been sent yet when this throws. The records are written in `apiVersion`
+ * (the caller's): its `status` filter means what that version means by it, and each row is
+ * rendered by the version changes as it streams.
  */
-export async function prepareExport(ctx: AppContext, accountId: string, request: ExportRequest): Promise<PreparedExport> {
+export async function prepareExport(ctx: AppContext, accountId: string, request: ExportRequest, apiVersion: string): Promise<PreparedExport> {
   const formatName = (request.format ?? 'json').toLowerCase();
   const { createdFrom, createdTo } = createdRangeOrRefuse(request);
 
@@ -134,7 +138,7 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
   const query: ExportQuery = {
     accountId,
     currency: bounds.currency,
-    status: request.status,
+    statuses: request.status === undefined ? undefined : (statusFilterIn(request.status, apiVersion) as ExportQuery['statuses']),
     createdFrom,
     createdTo,
     upToId: bounds.upToId,
@@ -144,14 +148,16 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
     contentDisposition: contentDisposition(startedAt, media),
     open: (signal) => {
       const writer = createExportWriter(spec, fields, startedAt);
+      const render = exportRecordRenderer(apiVersion);
       // CSV that the store writes itself (PostgreSQL's COPY): the lines arrive as bytes, the writer writes the header.
-      const layout = csvLayoutOf(spec, fields);
+      // Not for an older version whose records a change rewrites: those rows go through the writer, rendered one by one.
+      const layout = render === null ? csvLayoutOf(spec, fields) : null;
       const lines = layout === null ? null : exportCsvLines(ctx.store, query, layout);
       const log = ctx.log.child({ export: formatName });
       // The stream outlives the handler: its span (a child of the use case's) ends with it.
       const span = ctx.tracer?.startSpan('export.stream', { attributes: { 'mos.export.format': spec.base } }, traceContextApi.active()) ?? null;
       const observed = { format: spec.base, span };
-      return Readable.from(exportChunks(ctx, query, writer, lines, ctx.config.exportBatchSize, signal, log, observed), {
+      return Readable.from(exportChunks(ctx, query, writer, lines, render, ctx.config.exportBatchSize, signal, log, observed), {
         objectMode: false,
         // A few pieces are buffered ahead at most: the next batch is read only once they have gone on.
         highWaterMark: 64 * 1024,
@@ -169,6 +175,7 @@ async function* exportChunks(
   query: ExportQuery,
   writer: ExportWriter,
   lines: AsyncGenerator<{ bytes: Buffer; rows: number }> | null,
+  render: ((record: ExportSource) => ExportSource) | null,
   batchSize: number,
   signal: AbortSignal,
   log: Logger,
@@ -206,6 +213,8 @@ async function* exportChunks(
         batches++;
         if (signal.aborted) break;
         records += rows.length;
+        // In the caller's version, in place: each row as it is about to be written, nothing held beyond the batch.
+        if (render !== null) for (let i = 0; i < rows.length; i++) rows[i] = render(rows[i]!);
         // Pieces are taken off the front of the batch (splice), so the rows already written are
         // garbage while the generator waits for the client: a scavenge then finds less alive, and
         // less survives to grow the young generation (see PIECE_CHARS).

@@ -175,18 +175,20 @@ export async function findApplicationForUpdate(tx: SqlExecutor, accountId: strin
   return row && (await withDetails(tx, row.account_id, [toFields(row)]))[0];
 }
 
-/** The account's applications, newest first, optionally of one status. */
+/** The account's applications, newest first, optionally of some statuses (none: an empty page). */
 export async function listApplications(
   db: SqlExecutor,
   accountId: string,
-  filter: { status?: ApplicationStatus | undefined },
+  filter: { statuses?: readonly ApplicationStatus[] | undefined },
   page: PageRequest,
 ): Promise<Page<ApplicationRecord>> {
   const after = page.afterId ?? null;
-  const rows = filter.status
+  const statuses = filter.statuses;
+  if (statuses && statuses.length === 0) return toPage<ApplicationRecord>([], page.limit, (a) => a.mortgageId);
+  const rows = statuses
     ? await db.all<ApplicationRow>(
-        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
-        [accountId, filter.status, after, after, page.limit + 1],
+        `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND status IN (${statuses.map(() => '?').join(', ')}) AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+        [accountId, ...statuses, after, after, page.limit + 1],
       )
     : await db.all<ApplicationRow>(
         `SELECT ${COLUMNS} FROM applications WHERE account_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,

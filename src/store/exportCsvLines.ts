@@ -88,7 +88,7 @@ function cellSql(name: ExportFieldName, kind: FieldKind, layout: CsvLayout, curr
 /** The WHERE clause of the export's applications, values as literals. */
 function whereSql(query: ExportQuery, upToId: string): string {
   let sql = `a.account_id = ${literal(query.accountId)} AND a.id <= ${literal(upToId)}`;
-  if (query.status !== undefined) sql += ` AND a.status = ${literal(query.status)}`;
+  if (query.statuses !== undefined) sql += query.statuses.length === 0 ? ' AND 1 = 0' : ` AND a.status IN (${query.statuses.map(literal).join(', ')})`;
   if (query.createdFrom !== undefined) sql += ` AND a.created_at >= ${literal(query.createdFrom)}::timestamptz`;
   if (query.createdTo !== undefined) sql += ` AND a.created_at < ${literal(query.createdTo)}::timestamptz`;
   return sql;

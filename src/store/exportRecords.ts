@@ -23,7 +23,8 @@ export interface ExportQuery {
   accountId: string;
   /** The account's currency, written into every record. */
   currency: string;
-  status?: ApplicationStatus | undefined;
+  /** Only applications in one of these statuses (none: no application); undefined: any status. */
+  statuses?: readonly ApplicationStatus[] | undefined;
   /** Inclusive lower bound on `created_at` (ISO 8601 UTC with ms). */
   createdFrom?: string | undefined;
   /** Exclusive upper bound on `created_at`. */
@@ -107,9 +108,9 @@ export async function exportBounds(db: SqlExecutor, accountId: string): Promise<
 function filters(query: ExportQuery): { sql: string; params: SqlValue[] } {
   let sql = '';
   const params: SqlValue[] = [];
-  if (query.status !== undefined) {
-    sql += ' AND status = ?';
-    params.push(query.status);
+  if (query.statuses !== undefined) {
+    sql += query.statuses.length === 0 ? ' AND 1 = 0' : ` AND status IN (${query.statuses.map(() => '?').join(', ')})`;
+    params.push(...query.statuses);
   }
   if (query.createdFrom !== undefined) {
     sql += ' AND created_at >= ?';

@@ -9,6 +9,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testValues } from '../../src/contract/testValues.ts';
+import { CURRENT_VERSION, FIRST_VERSION } from '../../src/domain/versions/registry.ts';
+import { setAccountApiVersion } from '../../src/store/accounts.ts';
 import { startMock, stopMock } from '../helpers/server.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 import {
@@ -146,6 +148,12 @@ async function referredApplication(): Promise<string> {
  * the mock does not keep. Each returns the path ids and body to send to the service.
  */
 const SERVICE_STATE: Record<string, (ids: Record<string, string>, example: Json) => Promise<{ ids: Record<string, string>; body?: Json }>> = {
+  // An account on the current version cannot upgrade: pin it to the first, as accounts from before versions are (the upgrade returns it to the current one).
+  changeApiVersion: async (ids) => {
+    await app.ctx.store.transaction((tx) => setAccountApiVersion(tx, owner.accountId, { apiVersion: FIRST_VERSION, previousApiVersion: null, changedAt: null }));
+    app.ctx.authenticate.apiKeyRevoked();
+    return { ids, body: { version: CURRENT_VERSION } };
+  },
   approveApplication: async (ids) => ({ ids: { ...ids, mortgageId: await referredApplication() } }),
   declineApplication: async (ids) => ({ ids: { ...ids, mortgageId: await referredApplication() } }),
   // The documented mortgageId names no application of the service's account: lock for one of its own.

@@ -73,7 +73,7 @@ const INDIRECT_CODES: Record<string, { from: string }> = {
 /**
  * Files whose errors never reach the API: the operator's admin command line and what only it
  * calls (their codes are printed by the CLI), and the dashboard with the use cases only it calls
- * (users, sessions, mfa, the account's API version upgrade: their errors are shown on HTML pages, never
+ * (users, sessions, mfa: their errors are shown on HTML pages, never
  * answered as problems).
  */
 const NOT_HTTP = [
@@ -82,7 +82,7 @@ const NOT_HTTP = [
   /^src\/services\/secretsKey\.ts$/,
   /^src\/config\.ts$/,
   /^src\/dashboard\//,
-  /^src\/services\/(users|sessions|mfa|apiVersions)\.ts$/,
+  /^src\/services\/(users|sessions|mfa)\.ts$/,
 ];
 
 /** Definitions, not uses: the constructors themselves. */

@@ -5,7 +5,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '../../sdk/src/index.ts';
+import { EVENT_KINDS_BY_VERSION, verifyWebhook, WebhookVerificationError, type WebhookEvent } from '../../sdk/src/index.ts';
+import { CURRENT_VERSION, FIRST_VERSION, renderEvent, VERSIONS } from '../../src/domain/versions/registry.ts';
 import { specWebhooks } from '../helpers/webhookReceiver.ts';
 
 const secret = `whsec_${Buffer.from('a secret of thirty-two bytes....').toString('base64')}`;
@@ -87,5 +88,49 @@ describe('verifyWebhook', () => {
       'application.conditions_updated': '2 conditions, 1 open',
       'application.cleared_to_close': 'clear_to_close Jane Doe',
     });
+  });
+});
+
+describe('verifyWebhook in an API version', () => {
+  const APPROVED = { event: 'application.approved', mortgageId: 'mtg-01jdz8k3n4q2v6x9b7c5t1r0aa', status: 'approved', applicant: { name: 'Jane Doe', amount: 350000 }, timestamp: '2026-11-21T18:30:00.000Z' };
+
+  it("accepts the interface document's two events, the same bytes, in every version, typed by the version", () => {
+    for (const version of VERSIONS) {
+      for (const event of [APPROVED, EVENT]) {
+        const body = JSON.stringify(event);
+        expect(verifyWebhook(secret, body, signed(body), { apiVersion: version }), `${event.event} in ${version}`).toEqual(event);
+      }
+    }
+    const body = JSON.stringify(APPROVED);
+    const first = verifyWebhook(secret, body, signed(body), { apiVersion: '2026-11-21' });
+    // Compiles only while the first version's type has exactly its two kinds.
+    const kind: 'application.approved' | 'document.uploaded' = first.event;
+    expect(kind).toBe('application.approved');
+  });
+
+  it('refuses a genuine delivery of a kind the version does not have, and takes it in the version that has it', () => {
+    const lock = { ...specWebhooks['rate_lock.created']!.example } as Record<string, unknown>;
+    const body = JSON.stringify(lock);
+    expect(() => verifyWebhook(secret, body, signed(body), { apiVersion: FIRST_VERSION })).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(secret, body, signed(body), { apiVersion: FIRST_VERSION })).toThrow(`rate_lock.created is not an event of API version ${FIRST_VERSION}`);
+    expect(verifyWebhook(secret, body, signed(body), { apiVersion: CURRENT_VERSION })).toEqual(lock);
+    expect(verifyWebhook(secret, body, signed(body))).toEqual(lock);
+  });
+
+  it('lists for each version the kinds the service delivers in it (the registry renders them)', () => {
+    expect(Object.keys(EVENT_KINDS_BY_VERSION)).toEqual([...VERSIONS]);
+    for (const version of VERSIONS) {
+      for (const kind of Object.keys(specWebhooks)) {
+        const delivered = renderEvent(kind, specWebhooks[kind]!.example as never, version) !== null;
+        expect(EVENT_KINDS_BY_VERSION[version]!.includes(kind), `${kind} in ${version}`).toBe(delivered);
+      }
+    }
+  });
+
+  it('refuses a version it does not know before looking at the delivery', () => {
+    const body = JSON.stringify(APPROVED);
+    for (const version of ['2026-11-25', 'latest', '']) {
+      expect(() => verifyWebhook(secret, body, signed(body), { apiVersion: version }), version).toThrow(RangeError);
+    }
   });
 });

@@ -199,8 +199,12 @@ describe(`store conformance (${testEngine()})`, () => {
       expect(await store.transaction((tx) => updateApplication(tx, moved, 'draft'))).toBe(true);
       expect(await store.transaction((tx) => updateApplication(tx, { ...moved, status: 'draft' }, 'draft'))).toBe(false);
       expect(await store.read((db) => findApplication(db, accountId, a.mortgageId))).toEqual(moved);
-      const page = await store.read((db) => listApplications(db, accountId, { status: 'withdrawn' }, { limit: 10 }));
+      const page = await store.read((db) => listApplications(db, accountId, { statuses: ['withdrawn'] }, { limit: 10 }));
       expect(page.items.map((x) => x.mortgageId)).toContain(a.mortgageId);
+      const either = await store.read((db) => listApplications(db, accountId, { statuses: ['approved', 'withdrawn'] }, { limit: 10 }));
+      expect(either.items.map((x) => x.mortgageId)).toContain(a.mortgageId);
+      expect((await store.read((db) => listApplications(db, accountId, { statuses: ['approved', 'declined'] }, { limit: 10 }))).items.map((x) => x.mortgageId)).not.toContain(a.mortgageId);
+      expect((await store.read((db) => listApplications(db, accountId, { statuses: [] }, { limit: 10 }))).items).toEqual([]);
     });
 
     it('documents: metadata and content, streamed back byte for byte', async () => {

@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type { AppContext } from '../../context.ts';
 import { APPLICATION_STATUSES, type ApplicationStatus } from '../../domain/applications/stateMachine.ts';
 import type { BuiltInFormat } from '../../domain/exports/formats.ts';
+import { CURRENT_VERSION } from '../../domain/versions/registry.ts';
 import { listExportFormats, MAX_EXPORT_FORMATS, prepareExport } from '../../services/exports.ts';
 import { actingAs, accountOf, readingContext, requireSession } from '../page.ts';
 import { render } from '../render.ts';
@@ -33,7 +34,8 @@ export function exportRoutes(router: Router, ctx: AppContext): void {
     const session = requireSession(koa);
     const format = typeof koa.query.format === 'string' && koa.query.format !== '' ? koa.query.format : 'csv';
     const status = (APPLICATION_STATUSES as readonly string[]).includes(String(koa.query.status)) ? (koa.query.status as ApplicationStatus) : undefined;
-    const prepared = await prepareExport(actingAs(readingContext(ctx, koa), koa, session), accountOf(session), { format, ...(status ? { status } : {}) });
+    // The dashboard speaks the current version (its status list has every status), whatever the account's API is pinned to.
+    const prepared = await prepareExport(actingAs(readingContext(ctx, koa), koa, session), accountOf(session), { format, ...(status ? { status } : {}) }, CURRENT_VERSION);
     const disconnected = new AbortController();
     koa.res.once('close', () => {
       if (!koa.res.writableFinished) disconnected.abort();

@@ -5,6 +5,8 @@
  * response, the event feed, each webhook delivery) and to the contract itself (the frozen bundles).
  */
 
+import type { ExportSource } from '../exports/fields.ts';
+
 /** A JSON value as parsed: a body, a payload, or a part of either. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -30,6 +32,18 @@ export interface VersionChange {
    * no such event (it is then neither delivered nor listed there).
    */
   downgradeEvent?(type: string, payload: Json): Json | null;
+  /**
+   * One mortgage export record (every format writes from these rows) as the version before this
+   * change writes it: the same row when nothing changes, else a copy. Called row by row as the
+   * export streams, so it must not look at other rows.
+   */
+  downgradeExportRecord?(record: ExportSource): ExportSource;
+  /**
+   * The current statuses an export's `status` filter stands for when a caller on the version before
+   * this change sends `status` (a status it knows, or one it lacks: []), so the records it is shown
+   * with that status are the ones it gets; undefined when this change leaves the filter alone.
+   */
+  upgradeStatusFilter?(status: string): readonly string[] | undefined;
   /** The bundled contract as the version before this change publishes it (edited in place). */
   downgradeSpec(spec: SpecDocument): void;
 }

@@ -4,6 +4,7 @@
  * in openapi/. Each change module under changes/ says how to render the newer shape in the version
  * before it; rendering for a caller on version V undoes, newest first, every change newer than V.
  */
+import type { ExportSource } from '../exports/fields.ts';
 import { ABSENT, type Json, type SpecDocument, type VersionChange } from './change.ts';
 import { clearToClose } from './changes/2026-12-07-clear-to-close.ts';
 import { eventKinds } from './changes/2026-12-07-event-kinds.ts';
@@ -73,6 +74,34 @@ export function renderEventText(type: string, payload: string, version: string):
   if (!undone(version).some((change) => change.downgradeEvent && change.touches.events.includes(type))) return payload;
   const rendered = renderEvent(type, JSON.parse(payload) as Json, version);
   return rendered === null ? null : JSON.stringify(rendered);
+}
+
+/**
+ * How an export record is written in `version`, row by row: null when as the current version
+ * writes it (no change to undo has a say), so the export keeps its fast paths (PostgreSQL's COPY).
+ */
+export function exportRecordRenderer(version: string): ((record: ExportSource) => ExportSource) | null {
+  const changes = undone(version).filter((change) => change.downgradeExportRecord !== undefined);
+  if (changes.length === 0) return null;
+  return (record) => {
+    let rendered = record;
+    for (const change of changes) rendered = change.downgradeExportRecord!(rendered);
+    return rendered;
+  };
+}
+
+/**
+ * The current statuses an export's `status` filter sent in `version` covers: the status itself,
+ * unless a newer change split it (`approved` also covers what that version shows as approved) or
+ * that version has no such status (none). Changes apply oldest first, as the status travels forward.
+ */
+export function statusFilterIn(status: string, version: string): string[] {
+  let statuses = [status];
+  for (const change of [...undone(version)].reverse()) {
+    if (!change.upgradeStatusFilter) continue;
+    statuses = statuses.flatMap((one) => change.upgradeStatusFilter!(one) ?? [one]);
+  }
+  return [...new Set(statuses)];
 }
 
 /** The contract (a bundle, edited in place) as `version` publishes it. */

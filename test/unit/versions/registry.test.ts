@@ -5,10 +5,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { ExportSource } from '../../../src/domain/exports/fields.ts';
 import { ABSENT, type Json, type SpecDocument } from '../../../src/domain/versions/change.ts';
 import { chooseVersion } from '../../../src/domain/versions/header.ts';
 import { RELEASED_VERSIONS } from '../../../src/domain/versions/released.ts';
-import { CHANGES, CURRENT_VERSION, downgradeSpec, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
+import { CHANGES, CURRENT_VERSION, downgradeSpec, exportRecordRenderer, statusFilterIn, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
 
 const bundle = (name: string) => JSON.parse(readFileSync(new URL(`../../../${name}`, import.meta.url), 'utf8')) as SpecDocument;
 
@@ -89,5 +90,30 @@ describe('the registry', () => {
     expect(Object.keys(first.webhooks).sort()).toEqual(['application.approved', 'document.uploaded']);
     expect(first.components.schemas.ApplicationStatus.enum).not.toContain('clear_to_close');
     expect(first.components.schemas.ApiKeyRole.enum).toEqual(['admin', 'member']);
+  });
+});
+
+describe('export records in a version', () => {
+  const record = (status: ExportSource['status']) => ({ mortgageId: 'mtg-1', status, applicantName: 'A', amountCents: 1 }) as ExportSource;
+
+  it('writes a clear_to_close record as approved in the first version, a copy, and leaves other records the same object', () => {
+    const render = exportRecordRenderer(FIRST_VERSION)!;
+    const cleared = record('clear_to_close');
+    expect(render(cleared)).toEqual({ ...cleared, status: 'approved' });
+    expect(cleared.status).toBe('clear_to_close');
+    const draft = record('draft');
+    expect(render(draft)).toBe(draft);
+  });
+
+  it('has no renderer for the current version (the export keeps its fast paths)', () => {
+    expect(exportRecordRenderer(CURRENT_VERSION)).toBeNull();
+  });
+
+  it("reads the first version's status=approved as approved or clear_to_close, its lacking clear_to_close as nothing, and the current version's as they are", () => {
+    expect(statusFilterIn('approved', FIRST_VERSION).sort()).toEqual(['approved', 'clear_to_close']);
+    expect(statusFilterIn('clear_to_close', FIRST_VERSION)).toEqual([]);
+    expect(statusFilterIn('draft', FIRST_VERSION)).toEqual(['draft']);
+    expect(statusFilterIn('approved', CURRENT_VERSION)).toEqual(['approved']);
+    expect(statusFilterIn('clear_to_close', CURRENT_VERSION)).toEqual(['clear_to_close']);
   });
 });
