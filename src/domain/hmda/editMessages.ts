@@ -1,8 +1,8 @@
 /**
  * The FIG's message for each edit the service implements, word for word as the FFIEC publishes
  * them for 2026 data (FIG 2026 section 4; the CFPB's hmda-platform carries the same text in
- * common/src/main/resources/2026EditsDescriptions.txt). Data, not logic: edits.ts and
- * fileEdits.ts hold the tests.
+ * common/src/main/resources/2026EditsDescriptions.txt). Data, not logic: the *Edits.ts files hold
+ * the tests.
  */
 export const EDIT_MESSAGES = {
   'S300': 'The first row of your file must begin with a 1; and 2) Any subsequent rows must begin with a 2.',
@@ -161,6 +161,45 @@ export const EDIT_MESSAGES = {
   'V706': 'Reverse Mortgage must equal 1111, 1 or 2, and cannot be left blank.',
   'V707': 'Open-End Line of Credit must equal 1111, 1, or 2, and cannot be left blank.',
   'V708': 'Business or Commercial Purpose must equal 1111, 1 or 2, and cannot be left blank.',
+  'V614-2': 'If Multifamily Affordable Units is a number, then Preapproval must equal 2.',
+  'V652-2': 'If the Ethnicity of Co-Applicant or Co-Borrower: 1 equals 4; and Race of Co-Applicant or Co-Borrower: 1 equals 7; and Sex of Co-Applicant or Co-Borrower: 1 equals 4; and Action Taken does not equal 6; indicating that the co-applicant or co-borrower is a non-natural person, then Age of Co-Applicant or Co-Borrower must equal 8888',
+  'V654-2': 'If Multifamily Affordable Units is a number, then Income must be NA.',
+  'V655-2': 'If Ethnicity of Co-Applicant or Co-Borrower: 1 equals 4; and Race of Co-Applicant or Co-Borrower: 1 equals 7; Sex of Co-Applicant or Co-Borrower: 1 equals 4; and Action Taken does not equal 6, indicating that the co-applicant or co-borrower is a non-natural person, then Income must be NA',
+  'V657-3': 'If Reverse Mortgage equals 1, then Rate Spread must be Exempt or NA.',
+  'V668-2': 'If Ethnicity of Co-Applicant or Co-Borrower: 1 equals 4; and Race of Co-Applicant or Co-Borrower: 1 equals 7; and Sex of Co-Applicant or Co-Borrower equals 4 indicating that the co-applicant is a non-natural person, then Credit Score of Co-Applicant or Co-Borrower must equal 8888, indicating not applicable, or Exempt.',
+  'V672-2': 'If Total Points and Fees is a number greater than or equal to 0, then Total Loan Costs must be NA.',
+  'V672-3': 'If Reverse Mortgage equals 1, then Total Loan Costs must be Exempt or NA.',
+  'V672-4': 'If Open-End Line of Credit equals 1, then Total Loan Costs must be Exempt or NA.',
+  'V672-5': 'If Business or Commercial Purpose equals 1, then Total Loan Costs must be Exempt or NA.',
+  'V673-3': 'If Reverse Mortgage equals 1, then Total Points and Fees must be Exempt or NA.',
+  'V673-4': 'If Business or Commercial Purpose equals 1, then Total Points and Fees must be Exempt or NA.',
+  'V673-5': 'If Total Loan Costs is a number greater than or equal to 0, then Total Points and Fees must be NA.',
+  'V674-2': 'If Reverse Mortgage equals 1, then Origination Charges must be Exempt or NA.',
+  'V674-3': 'If Open-End Line of Credit equals 1, then Origination Charges must be Exempt or NA.',
+  'V674-4': 'If Business or Commercial Purpose equals 1, then Origination Charges must be Exempt or NA.',
+  'V675-2': 'If Reverse Mortgage equals 1, then Discount Points must be Exempt or NA.',
+  'V675-3': 'If Open-End Line of Credit equals 1, then Discount Points must be Exempt or NA.',
+  'V675-4': 'If Business or Commercial Purpose equals 1, then Discount Points must be Exempt or NA.',
+  'V676-2': 'If Reverse Mortgage equals 1, then Lender Credits must be Exempt or NA.',
+  'V676-3': 'If Open-End Line of Credit equals 1, then Lender Credits must be Exempt or NA.',
+  'V676-4': 'If Business or Commercial Purpose equals 1, then Lender Credits must be Exempt or NA.',
+  'V678-2': 'If Action Taken equals 6, then Prepayment Penalty Term must be Exempt or NA.',
+  'V678-3': 'If Reverse Mortgage equals 1, then Prepayment Penalty Term must be Exempt or NA.',
+  'V678-4': 'If Business or Commercial Purpose equals 1, then Prepayment Penalty Term must be Exempt or NA.',
+  'V678-5': 'If both Prepayment Penalty Term and Loan Term are numbers, then Prepayment Penalty Term must be less than or equal to Loan Term.',
+  'V679-3': 'If Multifamily Affordable Units is a number, then Debt-to-Income Ratio must be Exempt or NA.',
+  'V680-1': 'If Ethnicity of Applicant or Borrower: 1 equals 4; and Race of Applicant or Borrower: 1 equals 7; and Sex of Applicant or Borrower equals 4 indicating the applicant or borrower is a non-natural person; and the Ethnicity of Co-Applicant or Co-Borrower: 1 equals 5; and Race of Co-Applicant or Co-Borrower: 1 equals 8; and Sex of Co-Applicant or Co-Borrower equals 5 indicating that there is no co-applicant or co-borrower, then Debt-to-Income Ratio must be Exempt or NA.',
+  'V680-2': 'If Ethnicity of Applicant or Borrower: 1 equals 4; and Race of Applicant or Borrower: 1 equals 7; and Sex of Applicant or Borrower equals 4 indicating the applicant or borrower is a non-natural person; and the Ethnicity of Co-Applicant or Co-Borrower: 1 equals 4; and Race of Co-Applicant or Co-Borrower: 1 equals 7; and Sex of Co-Applicant or Co-Borrower equals 4 indicating that the co-applicant or co-borrower is also a non-natural person, then Debt-to-Income Ratio must be Exempt or NA.',
+  'V682-2': 'If Reverse Mortgage equals 1, then Loan Term must be Exempt or NA.',
+  'V689-2': 'If Multifamily Affordable Units is a number, then Manufactured Home Secured Property Type must equal 1111 or 3.',
+  'V690-2': 'If Multifamily Affordable Units is a number, then Manufactured Home Land Property Interest must equal 1111 or 5.',
+  'V692-3': 'If Total Units is greater than or equal to 5, then Multifamily Affordable Units must be less than or equal to Total Units, Exempt or NA.',
+  'V704-1': 'If Action Taken equals 6, then Automated Underwriting System: 1 must equal 6.',
+  'V709': 'If the Street Address, City, or Zip Code is reported Exempt, then all three must be reported Exempt.',
+  'V720-1': 'An invalid Credit Score was reported. Please review the information below and update your file accordingly: If Applicant or Borrower, Name and Version of Credit Scoring Model is 1, 2, 3, 4, 5, 6,11, or 12 Credit Score of Applicant or Borrower should be 280 or above.',
+  'V720-2': 'An invalid Credit Score was reported. Please review the information below and update your file accordingly: If Co-Applicant or Co-Borrower, Name and Version of Credit Scoring Model is 1, 2, 3, 4, 5, 6, 11, or 12 Credit Score of Co-Applicant or Co-Borrower should be 280 or above.',
+  'V720-3': 'An invalid Credit Score was reported. Please review the information below and update your file accordingly: If Applicant or Borrower, Name and Version of Credit Scoring Model is 13, 14 or 15 Credit Score of Applicant or Borrower should be 300 or above.',
+  'V720-4': 'An invalid Credit Score was reported. Please review the information below and update your file accordingly: If Co-Applicant or Co-Borrower, Name and Version of Credit Scoring Model is 13, 14, or 15 Credit Score of Co-Applicant or Co-Borrower should be 300 or above.',
 } as const;
 
 export type EditCode = keyof typeof EDIT_MESSAGES;

@@ -1,12 +1,14 @@
 /**
  * The edits of a whole HMDA file: the transmittal sheet's validity edits (V600–V607, V717,
- * V719), every LAR row's (loanEdits.ts, demographicEdits.ts, decisionEdits.ts), and the
+ * V719), every LAR row's (loanEdits.ts, demographicEdits.ts, decisionEdits.ts,
+ * conditionalEdits.ts), and the
  * syntactical edits that compare rows (S300–S306). `FileChecker` takes the file a row at a time
  * and keeps only counters and the transmittal sheet, so a file of any length is checked in
  * bounded memory; S305 and S306 (duplicates) compare each row with the others and need the whole
  * file, so `duplicateEdits` runs them over a file the caller holds (a lender's edited file);
  * the service's own export cannot fail them (one row per application, docs/partners/hmda-lar.md).
  */
+import { CONDITIONAL_EDITS } from './conditionalEdits.ts';
 import { DECISION_EDITS } from './decisionEdits.ts';
 import { DEMOGRAPHIC_EDITS } from './demographicEdits.ts';
 import { blank, isWhole, type LarEdit, type LarEditContext } from './editKit.ts';
@@ -25,7 +27,7 @@ function failure(edit: EditCode): EditFailure {
 }
 
 /** Every LAR edit the service implements, in edit-code order. */
-export const LAR_EDITS: readonly LarEdit[] = [...LOAN_EDITS, ...DEMOGRAPHIC_EDITS, ...DECISION_EDITS].sort((a, b) =>
+export const LAR_EDITS: readonly LarEdit[] = [...LOAN_EDITS, ...DEMOGRAPHIC_EDITS, ...DECISION_EDITS, ...CONDITIONAL_EDITS].sort((a, b) =>
   a.code < b.code ? -1 : a.code > b.code ? 1 : 0,
 );
 

@@ -16,6 +16,7 @@ function validRecord(): LarRecord {
 const base = validRecord();
 const wrongCheck = base.uli.slice(0, -2) + String((Number(base.uli.slice(-2)) + 1) % 100).padStart(2, '0');
 const nonNatural = { eth1: '4', race1: '7', sex: '4' };
+const coNonNatural = { coEth1: '4', coRace1: '7', coSex: '4' };
 
 /** For each LAR edit, values planted in the valid row that make it fail. */
 const LAR_PLANTS: Record<string, Partial<Record<LarKey, string>>> = {
@@ -157,6 +158,45 @@ const LAR_PLANTS: Record<string, Partial<Record<LarKey, string>>> = {
   'V670-4': { actionTaken: '3' },
   'V671-1': { actionTaken: '3', denial1: '9' },
   'V671-2': { denialOther: 'Other reason' },
+  'V614-2': { multifamilyAffordableUnits: '3', totalUnits: '10', preapproval: '1' },
+  'V652-2': { ...coNonNatural },
+  'V654-2': { multifamilyAffordableUnits: '3', totalUnits: '10' },
+  'V655-2': { ...coNonNatural },
+  'V657-3': { reverseMortgage: '1' },
+  'V668-2': { ...coNonNatural },
+  'V672-2': { totalPointsAndFees: '100', totalLoanCosts: '' },
+  'V672-3': { reverseMortgage: '1', totalLoanCosts: '100' },
+  'V672-4': { openEndLineOfCredit: '1', totalLoanCosts: '100' },
+  'V672-5': { businessPurpose: '1', totalLoanCosts: '100' },
+  'V673-3': { reverseMortgage: '1', totalPointsAndFees: '100' },
+  'V673-4': { businessPurpose: '1', totalPointsAndFees: '100' },
+  'V673-5': { totalLoanCosts: '100', totalPointsAndFees: '' },
+  'V674-2': { reverseMortgage: '1', originationCharges: '100' },
+  'V674-3': { openEndLineOfCredit: '1', originationCharges: '100' },
+  'V674-4': { businessPurpose: '1', originationCharges: '100' },
+  'V675-2': { reverseMortgage: '1', discountPoints: '100' },
+  'V675-3': { openEndLineOfCredit: '1', discountPoints: '100' },
+  'V675-4': { businessPurpose: '1', discountPoints: '100' },
+  'V676-2': { reverseMortgage: '1', lenderCredits: '100' },
+  'V676-3': { openEndLineOfCredit: '1', lenderCredits: '100' },
+  'V676-4': { businessPurpose: '1', lenderCredits: '100' },
+  'V678-2': { actionTaken: '6', prepaymentPenaltyTerm: '12' },
+  'V678-3': { reverseMortgage: '1', prepaymentPenaltyTerm: '12' },
+  'V678-4': { businessPurpose: '1', prepaymentPenaltyTerm: '12' },
+  'V678-5': { prepaymentPenaltyTerm: '400' },
+  'V679-3': { multifamilyAffordableUnits: '3', totalUnits: '10' },
+  'V680-1': { ...nonNatural },
+  'V680-2': { ...nonNatural, ...coNonNatural },
+  'V682-2': { reverseMortgage: '1' },
+  'V689-2': { multifamilyAffordableUnits: '3', totalUnits: '10', mhSecuredPropertyType: '1' },
+  'V690-2': { multifamilyAffordableUnits: '3', totalUnits: '10', mhLandInterest: '1' },
+  'V692-3': { totalUnits: '10', multifamilyAffordableUnits: '11' },
+  'V704-1': { actionTaken: '6' },
+  'V709': { street: 'Exempt' },
+  'V720-1': { scoreModel: '1', creditScore: '250' },
+  'V720-2': { coScoreModel: '1', coCreditScore: '250' },
+  'V720-3': { scoreModel: '13', creditScore: '290' },
+  'V720-4': { coScoreModel: '13', coCreditScore: '290' },
 };
 
 /** For each transmittal-sheet edit, values planted in a valid sheet that make it fail. */
