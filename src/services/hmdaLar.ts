@@ -164,23 +164,33 @@ export async function prepareHmdaExport(ctx: AppContext, accountId: string, year
 async function* registerFile(ctx: AppContext, register: Register, rows: number, signal: AbortSignal): AsyncGenerator<string> {
   const log = ctx.log.child({ export: 'hmda-lar', year: register.year });
   const checker = checkerFor(register, rows);
-  yield pipeLine(transmittalRowOf(register.lender, register.year, rows).fields);
-  let piece = '';
+  let written = 0;
   let failing = 0;
-  for await (const { row } of registerRows(ctx, register, signal)) {
-    if (checker.lar(row.fields).length > 0) failing++;
-    piece += pipeLine(row.fields);
-    if (piece.length >= PIECE_CHARS) {
-      yield piece;
-      piece = '';
+  try {
+    yield pipeLine(transmittalRowOf(register.lender, register.year, rows).fields);
+    let piece = '';
+    for await (const { row } of registerRows(ctx, register, signal)) {
+      written++;
+      if (checker.lar(row.fields).length > 0) failing++;
+      piece += pipeLine(row.fields);
+      if (piece.length >= PIECE_CHARS) {
+        yield piece;
+        piece = '';
+      }
     }
+    if (signal.aborted) {
+      log.info({ written }, 'hmda export stopped: the client went away');
+      return;
+    }
+    if (piece !== '') yield piece;
+  } catch (err) {
+    // The stream destroyed because the client went away lands here too; only anything else is ours.
+    if (!signal.aborted && (err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
+      log.error({ err, written }, 'hmda export failed after the response began; the response is cut short');
+    }
+    throw err;
   }
-  if (signal.aborted) {
-    log.info('hmda export stopped: the client went away');
-    return;
-  }
-  if (piece !== '') yield piece;
   const fileFailures: EditFailure[] = checker.finish();
-  if (fileFailures.length > 0) log.warn({ rows, edits: fileFailures.map((f) => f.edit) }, 'hmda export: the rows changed while it ran; export again');
+  if (fileFailures.length > 0) log.warn({ rows, written, edits: fileFailures.map((f) => f.edit) }, 'hmda export: the rows changed while it ran; export again');
   log.info({ rows, rowsFailingEdits: failing }, 'hmda export finished');
 }
