@@ -10,6 +10,7 @@ import { AUDIT_HEAD_EXPORT_INTERVAL_MS, auditHeadExporter } from './services/aud
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepRateLocks } from './services/rateLocks.ts';
+import { sweepLoanEstimates } from './services/loanEstimates.ts';
 import { sweepSessions } from './services/sessions.ts';
 
 export interface BackgroundTask {
@@ -61,6 +62,9 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     // Rate locks due expire (rate_lock.expired) and those near expiry are warned (rate_lock.expiring),
     // each environment on its own clock; once across instances (conditional updates, SKIP LOCKED).
     every('rate-lock-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepRateLocks(ctx)),
+    // Loan Estimates past the end of their third business day undelivered (disclosure.loan_estimate_overdue),
+    // on the rate locks' interval: the same kind of clock-driven sweep, once across instances.
+    every('loan-estimate-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepLoanEstimates(ctx)),
     { name: 'webhook-dispatcher', stop: () => webhookDispatcher.stop() },
   ];
 }

@@ -8,6 +8,7 @@ import { storageSettings, type ArchiveConfig, type DatabaseConfig, type SecretsC
 import { dashboardSettings, type DashboardConfig } from './config/dashboard.ts';
 import { integrationSettings, type BankConfig, type WebhookConfig } from './config/integrations.ts';
 import { requestLogSettings, telemetrySettings, type RequestLogConfig, type TelemetryConfig } from './config/observability.ts';
+import { isKnownTimeZone } from './domain/disclosures/businessDays.ts';
 
 export interface Config {
   /** PORT: TCP port to listen on; 0 picks a free one (tests). */
@@ -59,6 +60,12 @@ export interface Config {
   requestLogs: RequestLogConfig;
   /** Rate locks (issue 29). */
   rateLocks: RateLockConfig;
+  /**
+   * LOAN_ESTIMATE_TIME_ZONE: the IANA time zone whose days the Loan Estimate's clock counts
+   * (default America/New_York): the day an application is received and the end of the third
+   * business day after it are days of the lender's offices (docs/partners/loan-estimate.md).
+   */
+  loanEstimateTimeZone: string;
   /** DOCUMENT_MAX_BYTES: largest document upload accepted, in bytes (default 20 MiB); larger gets 413. */
   documentMaxBytes: number;
   /**
@@ -143,6 +150,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sweepIntervalMs: integer(env, 'RATE_LOCK_SWEEP_INTERVAL_MS', 60_000, 100, 3_600_000, problems),
   };
 
+  const loanEstimateTimeZone = env.LOAN_ESTIMATE_TIME_ZONE?.trim() || 'America/New_York';
+  if (!isKnownTimeZone(loanEstimateTimeZone)) problems.push(`LOAN_ESTIMATE_TIME_ZONE must be an IANA time zone such as America/Chicago, got "${env.LOAN_ESTIMATE_TIME_ZONE}"`);
+
   const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const exportBatchSize = integer(env, 'EXPORT_BATCH_SIZE', 1000, 1, 100_000, problems);
 
@@ -167,6 +177,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     auditRetentionDays,
     requestLogs,
     rateLocks,
+    loanEstimateTimeZone,
     documentMaxBytes,
     exportBatchSize,
     secrets,

@@ -14,6 +14,9 @@ import type { Store } from '../store/store.ts';
 import { BUNDLED_SPEC_URL } from '../contract/spec.ts';
 import { CURRENT_VERSION } from '../domain/versions/registry.ts';
 import { RELEASED_VERSIONS } from '../domain/versions/released.ts';
+
+/** The versions whose contract and reference are served: the released ones and the current one. */
+const SERVED_VERSIONS = [...new Set([...RELEASED_VERSIONS, CURRENT_VERSION])];
 import { changelogPage } from './changelog.ts';
 import { ApiProblem } from './problem.ts';
 
@@ -52,9 +55,10 @@ export function siteRoutes(store: Store, publicBaseUrl: () => string): Router {
   /** The version a `?version=` asks for (the current one without it); a bad one is 400 api_version_invalid. */
   const versionAsked = (query: unknown): string => {
     if (query === undefined) return CURRENT_VERSION;
-    if (typeof query === 'string' && RELEASED_VERSIONS.includes(query)) return query;
-    throw new ApiProblem(400, 'api_version_invalid', 'The API version is not valid', `version must be one of ${RELEASED_VERSIONS.join(', ')}.`, {
-      supportedVersions: [...RELEASED_VERSIONS],
+    // The current version is served before it is released too (its change modules are on main, its bundle is the working contract).
+    if (typeof query === 'string' && (RELEASED_VERSIONS.includes(query) || query === CURRENT_VERSION)) return query;
+    throw new ApiProblem(400, 'api_version_invalid', 'The API version is not valid', `version must be one of ${SERVED_VERSIONS.join(', ')}.`, {
+      supportedVersions: SERVED_VERSIONS,
     });
   };
   const bundleOf = (version: string) => (version === CURRENT_VERSION ? bundled : readFileSync(new URL(`../../openapi/versions/${version}.json`, import.meta.url), 'utf8'));

@@ -10,6 +10,7 @@ import { bankOperations } from './banks.ts';
 import { documentOperations } from './documents.ts';
 import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
+import { loanEstimateOperations } from './loanEstimates.ts';
 import { pricingOperations } from './pricing.ts';
 import { quoteOperations } from './quotes.ts';
 import { requestLogOperations } from './requestLogs.ts';
@@ -38,6 +39,7 @@ export const operationHandlers: OperationHandlers = {
   ...applicationOperations,
   ...documentOperations,
   ...underwritingOperations,
+  ...loanEstimateOperations,
 
   // export
   ...exportOperations,

@@ -26,6 +26,7 @@ import type { Page, PageRequest } from '../store/pagination.ts';
 import { findQuote } from '../store/quotes.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
 import { publishApproved, publishDeclined, publishStatus } from './applicationEvents.ts';
+import { startLoanEstimateClockIfComplete, stopLoanEstimateClock } from './loanEstimates.ts';
 import { toCondition } from './conditionView.ts';
 import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
 import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
@@ -156,6 +157,7 @@ export async function createApplication(ctx: AppContext, accountId: string, inpu
     await checkQuote(tx, accountId, record);
     await insertApplication(tx, record);
     await writeDemographics(tx, accountId, record.mortgageId, input.demographics, at);
+    await startLoanEstimateClockIfComplete(ctx, tx, record);
     return record;
   });
 }
@@ -227,6 +229,7 @@ export async function updateApplication(
       throw fail.conflict('application_not_editable', 'The application changed while it was being edited; read it again.', { currentStatus: current.status });
     }
     await writeDemographics(tx, accountId, mortgageId, patch.demographics, next.updatedAt);
+    await startLoanEstimateClockIfComplete(ctx, tx, next);
     return next;
   });
 }
@@ -267,11 +270,15 @@ async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationR
  * After a decision was written: its event, and for an approval the conditions it attaches (which
  * may clear it to close at once, when none is due before closing or evidence on file meets them).
  */
-async function publishDecision(tx: Tx, next: ApplicationRecord, reviewerConditions: readonly ConditionInput[]): Promise<ApplicationRecord> {
+async function publishDecision(ctx: AppContext, tx: Tx, next: ApplicationRecord, reviewerConditions: readonly ConditionInput[]): Promise<ApplicationRecord> {
   const at = new Date(next.decidedAt!);
   const decidedBy = next.decision!.decidedBy;
   if (next.status === 'referred') await publishStatus(tx, 'application.referred', next, at);
-  if (next.status === 'declined') await publishDeclined(tx, next, decidedBy, at);
+  if (next.status === 'declined') {
+    await publishDeclined(tx, next, decidedBy, at);
+    // A denial within the three business days ends the duty to provide the estimate (comment 19(e)(1)(iii)-3).
+    await stopLoanEstimateClock(ctx, tx, next, 'declined');
+  }
   if (next.status !== 'approved') return next;
   await publishApproved(tx, next, at);
   return attachApprovalConditions(tx, next, (await rulesOf(tx, next.accountId)).conditions, reviewerConditions, at);
@@ -305,7 +312,7 @@ export async function submitApplication(ctx: AppContext, accountId: string, mort
     const next: ApplicationRecord = { ...current, status: decision.outcome, decision, submittedAt: at, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'submit');
     await publishStatus(tx, 'application.submitted', { ...next, status: 'submitted' }, now);
-    return publishDecision(tx, next, []);
+    return publishDecision(ctx, tx, next, []);
   });
 }
 
@@ -335,7 +342,7 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
-    const decided = await publishDecision(tx, next, review.conditions ?? []);
+    const decided = await publishDecision(ctx, tx, next, review.conditions ?? []);
     // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user);
     // an approval's change names the conditions it attached (the rules' and the reviewer's).
     const conditions = decided.conditions.map((c) => ({ conditionId: c.conditionId, type: c.type, dueBefore: c.dueBefore, addedBy: c.addedBy, status: c.status }));
@@ -362,6 +369,7 @@ export async function withdrawApplication(ctx: AppContext, accountId: string, mo
     const next: ApplicationRecord = { ...current, status: 'withdrawn', withdrawnAt: at, updatedAt: at };
     await commitMove(tx, current, next, 'withdraw');
     await publishStatus(tx, 'application.withdrawn', next, now);
+    await stopLoanEstimateClock(ctx, tx, next, 'withdrawn');
     return next;
   });
 }

@@ -14,6 +14,7 @@ import { fail } from '../errors.ts';
 import { notifyDispatchers } from '../store/outbox.ts';
 import { advancePendingDeliveries, deleteClockOffset, findClockOffset, saveClockOffset } from '../store/testClocks.ts';
 import { recordAudit } from './audit.ts';
+import { sweepLoanEstimatesOf } from './loanEstimates.ts';
 import { sweepRateLocksOf } from './rateLocks.ts';
 
 export type TestClock = components['schemas']['TestClock'];
@@ -37,8 +38,9 @@ export async function getTestClock(ctx: AppContext, environmentId: string): Prom
 /**
  * Moves the environment's clock forward by an ISO 8601 duration (400 when it is not one, not
  * positive, or would put the clock more than ten years ahead), brings its pending webhook retries
- * forward by as much, then runs the environment's rate lock sweep, so the locks the new time has
- * expired are expired (and their events published) before the caller gets the answer.
+ * forward by as much, then runs the environment's rate lock and Loan Estimate sweeps, so the locks
+ * the new time has expired are expired and the Loan Estimates it made overdue are warned (their
+ * events published) before the caller gets the answer.
  */
 export async function advanceTestClock(ctx: AppContext, environmentId: string, by: string): Promise<TestClock> {
   requireTestEnvironment(environmentId);
@@ -63,6 +65,7 @@ export async function advanceTestClock(ctx: AppContext, environmentId: string, b
   });
   nudgeDispatchers();
   await sweepRateLocksOf(ctx, { environmentId });
+  await sweepLoanEstimatesOf(ctx, { environmentId });
   return view(ctx.clock.now(), offsetMs);
 }
 

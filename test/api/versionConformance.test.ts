@@ -15,7 +15,8 @@ let app: TestApp;
 let owner: TestAccount;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Every webhook operation makes an endpoint in each version: more than the default 16 an account may have.
+  app = await startTestApp({ env: { WEBHOOK_ENDPOINTS_PER_ACCOUNT: '100' } });
   owner = await app.newAccount('Conformance Lending');
 });
 afterAll(() => app?.close());

@@ -12,16 +12,20 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { breakingChanges } from '../../scripts/check-breaking.ts';
 import { narrowEnum, type VersionChange } from '../../src/domain/versions/change.ts';
-import { CURRENT_VERSION } from '../../src/domain/versions/registry.ts';
+import { CHANGES } from '../../src/domain/versions/registry.ts';
+import { RELEASED_VERSIONS } from '../../src/domain/versions/released.ts';
 import { PROJECT_ROOT } from '../helpers/server.ts';
 
 type Doc = Record<string, any>;
 const read = (file: string) => JSON.parse(readFileSync(path.join(PROJECT_ROOT, file), 'utf8')) as Doc;
-const released = read(`openapi/versions/${CURRENT_VERSION}.json`);
+// As scripts/check-breaking.ts: the newest released bundle, and the change modules of versions not yet released.
+const newest = RELEASED_VERSIONS[RELEASED_VERSIONS.length - 1]!;
+const released = read(`openapi/versions/${newest}.json`);
+const UNRELEASED = CHANGES.filter((change) => change.version > newest);
 const working = read('generated/openapi.json');
 
 /** The reasons the guard gives for the working contract after `edit`, with `pending` change modules. */
-function reasons(edit: (doc: Doc) => void, pending: VersionChange[] = []): string[] {
+function reasons(edit: (doc: Doc) => void, pending: VersionChange[] = [...UNRELEASED]): string[] {
   const doc = structuredClone(working);
   edit(doc);
   return breakingChanges(structuredClone(released), doc, pending).map((change) => change.reason);
@@ -82,7 +86,7 @@ describe('the breaking-change guard', () => {
     };
     const edit = (doc: Doc) => schemas(doc).ApplicationStatus.enum.push('funded');
     expect(reasons(edit)).not.toEqual([]);
-    expect(reasons(edit, [funded])).toEqual([]);
+    expect(reasons(edit, [...UNRELEASED, funded])).toEqual([]);
   });
 
   describe('as npm test runs it', () => {

@@ -764,6 +764,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/applications/{mortgageId}/loan-estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an application's Loan Estimate figures and clock
+         * @description The figures of form H-24 the service can compute (Loan Terms, Projected Payments, and page 3's
+         *     In 5 Years, APR and Total Interest Percentage) from the application's active rate lock, else
+         *     from its quote, and the Loan Estimate's clock (when it started, when the estimate is due, and
+         *     whether it was delivered). 422 `loan_estimate_needs_quote` when the application names no quote
+         *     and has no active lock; the clock alone is part of that problem. JSON by default; send
+         *     `Accept: application/pdf` for the same figures and clock as a one-page PDF. See
+         *     docs/partners/loan-estimate.md.
+         */
+        get: operations["getLoanEstimate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/loan-estimate/delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the Loan Estimate was delivered
+         * @description Records how and when the lender delivered the Loan Estimate (or placed it in the mail), which
+         *     stops its clock: no `disclosure.loan_estimate_overdue` follows. `deliveredAt` may not precede
+         *     the clock's start nor lie ahead of the environment's time now (422). 409
+         *     `loan_estimate_clock_not_running` when the clock has not started, or was already delivered or
+         *     stopped. It is the lender's compliance record, so it needs an admin key (or a restricted key
+         *     with `underwriting:write`), as a decision does: a member or intake key cannot mark it.
+         */
+        post: operations["markLoanEstimateDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/applications/{mortgageId}/conditions": {
         parameters: {
             query?: never;
@@ -1642,6 +1693,52 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "disclosure.loan_estimate_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Loan Estimate due
+         * @description Sent once to every registered endpoint that chose `disclosure.loan_estimate_due` when an
+         *     application becomes a TRID application (it holds the applicant's name, income, the property's
+         *     address and value, the loan amount and a credit score). The Loan Estimate is due by `dueAt`,
+         *     the end of the third business day after; see docs/partners/loan-estimate.md.
+         */
+        post: operations["disclosureLoanEstimateDueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "disclosure.loan_estimate_overdue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Loan Estimate overdue
+         * @description Sent once to every registered endpoint that chose `disclosure.loan_estimate_overdue` when the
+         *     end of the Loan Estimate's third business day (`dueAt`) passes and the estimate was not marked
+         *     delivered (`POST /v1/applications/{mortgageId}/loan-estimate/delivered`), nor was the
+         *     application withdrawn or declined. In test mode the test clock moves it.
+         */
+        post: operations["disclosureLoanEstimateOverdueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1718,6 +1815,7 @@ export interface components {
              *     | `application_withdrawn` | 409 | `verifyBankDetails`: the application was withdrawn |
              *     | `rate_lock_not_active` | 409 | `extendRateLock`, `cancelRateLock`: the lock has expired or was cancelled (`currentStatus`) |
              *     | `rate_lock_exists` | 409 | `lockQuote`: the quote, or the application, already has an active lock (`existingLockId`) |
+             *     | `loan_estimate_clock_not_running` | 409 | `markLoanEstimateDelivered`: the Loan Estimate's clock has not started, or was delivered or stopped (`currentStatus`) |
              *     | `application_not_approved` | 409 | `addCondition`, `satisfyCondition`, `waiveCondition`: conditions belong to approved (or clear-to-close) applications |
              *     | `application_cleared` | 409 | `addCondition`: a condition due before closing added to a `clear_to_close` application |
              *     | `condition_not_open` | 409 | `satisfyCondition`, `waiveCondition`: the condition is already satisfied or waived |
@@ -1743,6 +1841,8 @@ export interface components {
              *     | `lock_period_not_offered` | 422 | `lockQuote`: `periodDays` is not one of the rate sheet's `lockPeriods` |
              *     | `quote_expired` | 422 | `lockQuote`: the quote's `expiresAt` has passed |
              *     | `application_not_found` | 422 | `lockQuote`: `mortgageId` names no application of the account |
+             *     | `loan_estimate_needs_quote` | 422 | `getLoanEstimate`: the application names no quote and has no active rate lock |
+             *     | `loan_estimate_delivery_time` | 422 | `markLoanEstimateDelivered`: `deliveredAt` is before the clock started or after the environment's time now |
              *     | `invalid_underwriting_rules` | 422 | `updateUnderwritingRules`: the rules contradict each other |
              *     | `last_admin_key` | 422 | `revokeApiKey`: the account's last active admin key |
              *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
@@ -3062,6 +3162,234 @@ export interface components {
             timestamp: string;
         };
         /**
+         * @description The payload of `disclosure.loan_estimate_due`: the application became a TRID application (name, income, property address, value, loan amount and a credit score), and its Loan Estimate must be delivered or mailed by `dueAt`, the end of the third business day after (12 CFR 1026.19(e)(1)(iii)).
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        DisclosureLoanEstimateDueEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "disclosure.loan_estimate_due";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * Format: date-time
+             * @description When the application became a TRID application (the environment's time), ISO 8601 UTC.
+             */
+            completedAt: string;
+            /**
+             * Format: date
+             * @description The day that counts as the day the application was received, in `timeZone`.
+             */
+            receivedDate: string;
+            /**
+             * Format: date
+             * @description The third business day after `receivedDate` (every day but Sundays and the legal public holidays).
+             */
+            dueDate: string;
+            /**
+             * Format: date-time
+             * @description The end of `dueDate` in `timeZone` (its last millisecond), ISO 8601 UTC.
+             */
+            dueAt: string;
+            /** @description The IANA time zone whose days the clock counts (the service's `LOAN_ESTIMATE_TIME_ZONE`). */
+            timeZone: string;
+            /**
+             * Format: date-time
+             * @description When the application became a TRID application (the clock's start).
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `disclosure.loan_estimate_overdue`: `dueAt` passed and the Loan Estimate was neither marked delivered nor did the application end (withdrawn or declined).
+         *     The event id and time travel in the `webhook-id` and `webhook-timestamp` headers.
+         */
+        DisclosureLoanEstimateOverdueEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "disclosure.loan_estimate_overdue";
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * Format: date-time
+             * @description When the application became a TRID application (the environment's time), ISO 8601 UTC.
+             */
+            completedAt: string;
+            /**
+             * Format: date
+             * @description The day that counts as the day the application was received, in `timeZone`.
+             */
+            receivedDate: string;
+            /**
+             * Format: date
+             * @description The third business day after `receivedDate` (every day but Sundays and the legal public holidays).
+             */
+            dueDate: string;
+            /**
+             * Format: date-time
+             * @description The end of `dueDate` in `timeZone` (its last millisecond), ISO 8601 UTC.
+             */
+            dueAt: string;
+            /** @description The IANA time zone whose days the clock counts (the service's `LOAN_ESTIMATE_TIME_ZONE`). */
+            timeZone: string;
+            /**
+             * Format: date-time
+             * @description When the overdue warning was published, just after `dueAt`.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description What the service can state of the application's Loan Estimate (form H-24, 12 CFR 1026.37) and its
+         *     clock. The figures come from the application's active rate lock when it has one, else from its
+         *     quote, and are rounded as 1026.37(o)(4) prescribes. They are not a Loan Estimate: the lender still
+         *     owes the rest of the form (closing costs, cash to close, escrow, mortgage insurance, the other
+         *     considerations); see docs/partners/loan-estimate.md.
+         */
+        LoanEstimate: {
+            mortgageId: components["schemas"]["MortgageId"];
+            clock: components["schemas"]["LoanEstimateClock"];
+            /** @description Where the figures come from. */
+            source: {
+                /** @enum {string} */
+                kind: "rate_lock" | "quote";
+                id: string;
+            };
+            /** @description Loan Terms (1026.37(b)), not rounded. */
+            loanTerms: {
+                loanAmount: number;
+                /** @description Percent, up to three decimals. */
+                interestRate: number;
+                monthlyPrincipalAndInterest: number;
+            };
+            projectedPayments: components["schemas"]["LoanEstimateProjectedPayment"][];
+            /**
+             * @description Page 3's Comparisons (1026.37(l)). In 5 Years counts the quote's fees as loan costs and no
+             *     prepaid interest or mortgage insurance (the service holds neither); the APR is the quote's.
+             */
+            comparisons: {
+                inFiveYears: {
+                    /**
+                     * Format: int64
+                     * @description Principal, interest, mortgage insurance and loan costs through the 60th payment, whole dollars.
+                     */
+                    totalPaid: number;
+                    /**
+                     * Format: int64
+                     * @description Principal paid off through the 60th payment, whole dollars.
+                     */
+                    principalPaidOff: number;
+                };
+                /** @description Percent, rounded to three decimals (trailing zeros dropped). */
+                annualPercentageRate: number;
+                /** @description Interest over the loan's life as a percent of the loan amount, rounded to three decimals. */
+                totalInterestPercentage: number;
+            };
+            livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description The Loan Estimate's clock (12 CFR 1026.19(e)(1)(iii)): it starts when the application becomes a
+         *     TRID application and runs to the end of the third business day after (every day but Sundays and
+         *     the legal public holidays, counted in `timeZone`), unless the estimate is marked delivered or the
+         *     application is withdrawn or declined first. `status`: `not_started` (pieces are `missing`),
+         *     `due`, `overdue` (the due time passed undelivered), `delivered` or `stopped`.
+         */
+        LoanEstimateClock: {
+            /**
+             * @description Where the clock stands at the environment's time now.
+             * @enum {string}
+             */
+            status: "not_started" | "due" | "overdue" | "delivered" | "stopped";
+            /** @description The pieces of a TRID application the application still lacks, as JSON Pointers of the application (empty once the clock started). */
+            missing: ("/applicant/name" | "/applicant/annualIncome" | "/propertyAddress" | "/propertyValue" | "/applicant/amount" | "/applicant/creditScore")[];
+            /**
+             * Format: date-time
+             * @description When the application became a TRID application, or null.
+             */
+            completedAt: string | null;
+            /**
+             * Format: date
+             * @description The day counted as the day of receipt, in `timeZone`, or null.
+             */
+            receivedDate: string | null;
+            /**
+             * Format: date
+             * @description The third business day after `receivedDate`, or null.
+             */
+            dueDate: string | null;
+            /**
+             * Format: date-time
+             * @description The last millisecond of `dueDate` in `timeZone`, or null.
+             */
+            dueAt: string | null;
+            /**
+             * @description The IANA time zone whose days the clock counts.
+             * @example America/New_York
+             */
+            timeZone: string;
+            /**
+             * Format: date-time
+             * @description When the lender delivered or mailed the estimate, as it recorded, or null.
+             */
+            deliveredAt: string | null;
+            /**
+             * @description How it was delivered, or null.
+             * @enum {string|null}
+             */
+            deliveryMethod: "in_person" | "mail" | "email" | null;
+            /**
+             * Format: date-time
+             * @description When a withdrawal or decline stopped the clock, or null.
+             */
+            stoppedAt: string | null;
+            /**
+             * @description Which, or null.
+             * @enum {string|null}
+             */
+            stoppedBecause: "withdrawn" | "declined" | null;
+        };
+        /**
+         * @description One column of Projected Payments (1026.37(c)): principal and interest to the cent; mortgage
+         *     insurance, escrow and the total in whole dollars (1026.37(o)(4)). null is the form's "—" or a
+         *     figure the service does not hold (it holds neither mortgage insurance nor escrow).
+         */
+        LoanEstimateProjectedPayment: {
+            /** Format: int32 */
+            fromYear: number;
+            /** Format: int32 */
+            toYear: number;
+            /** @description The monthly principal and interest, to the cent. */
+            principalAndInterest: number;
+            /**
+             * Format: int64
+             * @description Whole dollars a month, or null.
+             */
+            mortgageInsurance: number | null;
+            /**
+             * Format: int64
+             * @description Whole dollars a month, or null.
+             */
+            estimatedEscrow: number | null;
+            /**
+             * Format: int64
+             * @description Whole dollars a month (of the parts shown).
+             */
+            estimatedTotalMonthlyPayment: number;
+        };
+        /** @description How and when the lender delivered (or placed in the mail) the Loan Estimate. */
+        LoanEstimateDeliveredRequest: {
+            /**
+             * @description How it was delivered.
+             * @enum {string}
+             */
+            method: "in_person" | "mail" | "email";
+            /**
+             * Format: date-time
+             * @description When, no earlier than the clock's start and no later than the environment's time now.
+             */
+            deliveredAt: string;
+        };
+        /**
          * @description The clock of the test environment: real time plus the simulated time it was advanced by.
          *     Every time-driven behaviour of the environment (rate lock expiry and its warning, quote expiry,
          *     the webhook retry schedule) follows it.
@@ -3097,7 +3425,7 @@ export interface components {
          * @example application.approved
          * @enum {string}
          */
-        WebhookEventType: "application.approved" | "document.uploaded" | "application.submitted" | "application.referred" | "application.declined" | "application.withdrawn" | "application.conditions_updated" | "application.cleared_to_close" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled";
+        WebhookEventType: "application.approved" | "document.uploaded" | "application.submitted" | "application.referred" | "application.declined" | "application.withdrawn" | "application.conditions_updated" | "application.cleared_to_close" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled" | "disclosure.loan_estimate_due" | "disclosure.loan_estimate_overdue";
         /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
          *     tag), for example `application.approved` or `document.uploaded`. Another name is refused with 422
@@ -3235,7 +3563,7 @@ export interface components {
              */
             test: true;
             /** @description The payload being delivered. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description One attempt to deliver an event to the endpoint. */
@@ -3356,7 +3684,7 @@ export interface components {
             /** @description When the event happened (the moment the change that caused it was committed). */
             createdAt: components["schemas"]["Timestamp"];
             /** @description The payload every delivery of this event carries, byte for byte once serialised as JSON. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's events, newest first. */
@@ -4687,7 +5015,7 @@ export interface components {
          *     - `pricing`: the pricing sheet.
          *     - `underwriting`: underwriting rules, the approve and decline decisions, and conditions
          *       (add, satisfy, waive).
-         *     - `apiKeys`: API keys.
+         *     - `apiKeys`: API keys, and the account's API version.
          *     - `audit`: the audit log.
          *     - `rateLocks`: rate locks.
          *     - `requestLogs`: request logs.
@@ -4766,7 +5094,7 @@ export interface components {
              *     `account.mfaRequirementChanged`, `condition.added`, `condition.satisfied`,
              *     `condition.waived`, `rateLock.created`, `rateLock.extended`, `rateLock.cancelled`,
              *     `testClock.advanced`, `testClock.reset`, `account.apiVersionUpgraded`,
-             *     `account.apiVersionRolledBack`, `account.lenderUpdated`. New actions may be added.
+             *     `account.apiVersionRolledBack`, `account.lenderUpdated`, `loanEstimate.delivered`. New actions may be added.
              * @example webhook.secretRotated
              */
             action: string;
@@ -5397,6 +5725,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The Loan Estimate's clock is not running: not started, delivered already, or stopped; `code` says which. */
+        LoanEstimateConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The figures or the record cannot be made: the application has no quote, or the delivery time is outside the clock; `code` says which. */
+        LoanEstimateRefused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The lock cannot be made: the quote expired, the period is not offered, or the application is unknown; `code` says which. */
         RateLockRefused: {
             headers: {
@@ -5825,6 +6177,12 @@ export type SchemaRateLockExtendedEvent = components['schemas']['RateLockExtende
 export type SchemaRateLockExpiringEvent = components['schemas']['RateLockExpiringEvent'];
 export type SchemaRateLockExpiredEvent = components['schemas']['RateLockExpiredEvent'];
 export type SchemaRateLockCancelledEvent = components['schemas']['RateLockCancelledEvent'];
+export type SchemaDisclosureLoanEstimateDueEvent = components['schemas']['DisclosureLoanEstimateDueEvent'];
+export type SchemaDisclosureLoanEstimateOverdueEvent = components['schemas']['DisclosureLoanEstimateOverdueEvent'];
+export type SchemaLoanEstimate = components['schemas']['LoanEstimate'];
+export type SchemaLoanEstimateClock = components['schemas']['LoanEstimateClock'];
+export type SchemaLoanEstimateProjectedPayment = components['schemas']['LoanEstimateProjectedPayment'];
+export type SchemaLoanEstimateDeliveredRequest = components['schemas']['LoanEstimateDeliveredRequest'];
 export type SchemaTestClock = components['schemas']['TestClock'];
 export type SchemaTestClockAdvanceRequest = components['schemas']['TestClockAdvanceRequest'];
 export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
@@ -5931,6 +6289,8 @@ export type ResponseUnprocessableContent = components['responses']['Unprocessabl
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseRateLockConflict = components['responses']['RateLockConflict'];
+export type ResponseLoanEstimateConflict = components['responses']['LoanEstimateConflict'];
+export type ResponseLoanEstimateRefused = components['responses']['LoanEstimateRefused'];
 export type ResponseRateLockRefused = components['responses']['RateLockRefused'];
 export type ResponseDatabaseUnavailable = components['responses']['DatabaseUnavailable'];
 export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
@@ -7656,6 +8016,106 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLoanEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures and the clock, as JSON or (with `Accept: application/pdf`) as a PDF. */
+            200: {
+                headers: {
+                    /**
+                     * @description With the PDF only: `attachment`, named after the application.
+                     * @example attachment; filename="mtg-01jdz8k3n4q2v6x9b7c5t1r0aa-loan-estimate.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoanEstimate"];
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["LoanEstimateRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    markLoanEstimateDelivered: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        /** @description How and when. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoanEstimateDeliveredRequest"];
+            };
+        };
+        responses: {
+            /** @description The clock, delivered. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoanEstimateClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LoanEstimateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["LoanEstimateRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9422,6 +9882,76 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RateLockCancelledEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    disclosureLoanEstimateDueEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisclosureLoanEstimateDueEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    disclosureLoanEstimateOverdueEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
             };
         };
         responses: {

@@ -12,4 +12,5 @@ export interface ApiVersionTypes {
 export const EVENT_KINDS_BY_VERSION: Readonly<Record<string, readonly string[]>> = {
   '2026-11-21': ['application.approved', 'document.uploaded'],
   '2026-12-07': ['application.approved', 'document.uploaded', 'application.submitted', 'application.referred', 'application.declined', 'application.withdrawn', 'application.conditions_updated', 'application.cleared_to_close', 'rate_lock.created', 'rate_lock.extended', 'rate_lock.expiring', 'rate_lock.expired', 'rate_lock.cancelled'],
+  '2026-12-08': ['application.approved', 'document.uploaded', 'application.submitted', 'application.referred', 'application.declined', 'application.withdrawn', 'application.conditions_updated', 'application.cleared_to_close', 'rate_lock.created', 'rate_lock.extended', 'rate_lock.expiring', 'rate_lock.expired', 'rate_lock.cancelled', 'disclosure.loan_estimate_due', 'disclosure.loan_estimate_overdue'],
 };

@@ -55,6 +55,7 @@ export type AuditAction =
   | 'condition.added'
   | 'condition.satisfied'
   | 'condition.waived'
+  | 'loanEstimate.delivered'
   | 'rateLock.created'
   | 'rateLock.extended'
   | 'rateLock.cancelled'

@@ -9,10 +9,11 @@ import { ABSENT, type Json, type SpecDocument, type VersionChange } from './chan
 import { clearToClose } from './changes/2026-12-07-clear-to-close.ts';
 import { eventKinds } from './changes/2026-12-07-event-kinds.ts';
 import { restrictedKeys } from './changes/2026-12-07-restricted-keys.ts';
+import { loanEstimateEvents } from './changes/2026-12-08-loan-estimate-events.ts';
 import { RELEASED_VERSIONS } from './released.ts';
 
 /** Every change, oldest version first (within a version, in the order they are undone last to first). */
-export const CHANGES: readonly VersionChange[] = [clearToClose, restrictedKeys, eventKinds];
+export const CHANGES: readonly VersionChange[] = [clearToClose, restrictedKeys, eventKinds, loanEstimateEvents];
 
 /** The first version: the contract of the first release. */
 export const FIRST_VERSION = '2026-11-21';

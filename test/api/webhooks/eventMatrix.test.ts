@@ -11,8 +11,8 @@ import { WebhookDispatcher } from '../../../src/events/dispatcher.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 import { deliveriesBeforeSentinel, specPayloadErrors, startReceiver, type Receiver } from '../../helpers/webhookReceiver.ts';
 
-// The application kinds; the rate_lock.* kinds have their own matrix (test/api/rateLocks.test.ts).
-type EventType = Exclude<components['schemas']['WebhookEventType'], `rate_lock.${string}`>;
+// The application kinds; the rate_lock.* kinds have their own matrix (test/api/rateLocks.test.ts), the disclosure.* kinds theirs (test/api/loanEstimates.test.ts).
+type EventType = Exclude<components['schemas']['WebhookEventType'], `rate_lock.${string}` | `disclosure.${string}`>;
 
 const KINDS: EventType[] = [
   'application.approved',

@@ -19,7 +19,7 @@ describe('Mos-Version choice', () => {
     expect(chooseVersion(FIRST_VERSION, VERSIONS, today)).toEqual({ version: FIRST_VERSION });
     expect(chooseVersion('2026-11-30', VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/not a version/) });
     expect(chooseVersion('2020-01-01', VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/before the first/) });
-    expect(chooseVersion('2026-12-08', VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/future/) });
+    expect(chooseVersion('2099-01-01', VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/future/) });
     expect(chooseVersion('2026-13-01', VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/version date/) });
     expect(chooseVersion(`${FIRST_VERSION}, ${CURRENT_VERSION}`, VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/once/) });
     expect(chooseVersion([FIRST_VERSION, FIRST_VERSION], VERSIONS, today)).toMatchObject({ refused: expect.stringMatching(/once/) });
@@ -77,7 +77,8 @@ describe('the registry', () => {
   });
 
   it('gives each frozen bundle exactly what the change modules make of the current one (outside info)', () => {
-    const current = bundle(`openapi/versions/${CURRENT_VERSION}.json`);
+    // The newest frozen bundle: the current version's once it is released (before, the working contract may hold additions no change module undoes).
+    const current = bundle(`openapi/versions/${RELEASED_VERSIONS[RELEASED_VERSIONS.length - 1]}.json`);
     for (const version of RELEASED_VERSIONS) {
       const frozen = bundle(`openapi/versions/${version}.json`);
       const made = downgradeSpec(structuredClone(current), version);
