@@ -166,6 +166,8 @@ const SERVICE_STATE: Record<string, (ids: Record<string, string>, example: Json)
     await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: ids.mortgageId! } } });
     return { ids };
   },
+  // The documented deliveredAt is before the decision the harness's notice just had: delivered now.
+  markNoticeDelivered: async (ids, example) => ({ ids, body: { ...example, deliveredAt: new Date().toISOString() } }),
   // `since` must lie within the retention period counted back from now, which the documented date does not.
   recoverWebhookEvents: async (ids, example) => ({ ids, body: { ...example, since: new Date(Date.now() - 3_600_000).toISOString() } }),
   // The bank token of the harness names account 000123456789 of "Matrix Applicant" at a sandbox partner.
