@@ -1221,6 +1221,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/exports/hmda-lar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the HMDA loan/application register for a year
+         * @description The year's HMDA loan/application register (Regulation C, 12 CFR 1003) in the FFIEC's
+         *     pipe-delimited format for data collected in that year (the Filing Instructions Guide): the
+         *     transmittal sheet from the account's lender settings (`lender.name`, `lender.address`,
+         *     `lender.lei`, `lender.contact`, `lender.taxId`, `lender.agencyCode`), then one row per
+         *     application with a final action dated in the year: clear to close as originated (1), approved as
+         *     approved but not accepted (2), declined as denied (3), withdrawn after submission as withdrawn
+         *     (4). Each row holds the ULI (the LEI, the application's id and MOD 97-10 check digits).
+         *
+         *     Fields the service does not hold (the rate spread, the loan costs, the credit scoring model, the
+         *     NMLSR ID, the AUS, the application channel…) are left blank for the lender to complete: the FIG
+         *     allows no "not applicable" there. `GET /v1/exports/hmda-lar/check` names them per application,
+         *     with every implemented edit each row fails. The export runs the same edits first and puts the
+         *     counts in the `Hmda-Lar-*` headers.
+         *
+         *     The file holds the applicants' demographic data: only an admin key may export it. Each
+         *     environment exports its own applications (a test key, the test environment's).
+         */
+        get: operations["exportHmdaLar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/hmda-lar/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the HMDA register for a year against the FFIEC edits
+         * @description Runs the FFIEC Filing Instructions Guide's syntactical and validity edits that the service
+         *     implements over the year's register as `GET /v1/exports/hmda-lar` would write it now, and
+         *     lists, a page at a time, the applications whose rows fail one or leave a field blank for the
+         *     lender to complete. The counts cover the whole register on every page. Needs an admin key.
+         *     docs/partners/hmda-lar.md lists the edits implemented and those the lender still runs.
+         */
+        get: operations["checkHmdaLar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/export-formats/{formatName}": {
         parameters: {
             query?: never;
@@ -1903,6 +1962,7 @@ export interface components {
              *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
              *     | `too_many_formats` | 422 | `createExportFormat`: the account holds the most formats it may |
              *     | `ambiguous_number_format` | 422 | `createExportFormat`, `replaceExportFormat`: the decimal and thousands separators clash |
+             *     | `year_in_future` | 422 | `exportHmdaLar`, `checkHmdaLar`: the year has not begun by the environment's clock |
              *     | `webhook_url_not_allowed` | 422 | `createWebhook`, `updateWebhook`: not https, or a non-public host |
              *     | `webhook_url_invalid` | 422 | `createWebhook`, `updateWebhook`: not an absolute URL, or too long |
              *     | `unknown_event_type` | 422 | `createWebhook`, `updateWebhook`: an event name that is not one of the webhooks |
@@ -4693,6 +4753,85 @@ export interface components {
          */
         ExportFormatName: string;
         /**
+         * @description The FFIEC edits the service implements, run over the year's register as
+         *     `GET /v1/exports/hmda-lar` would write it now: the counts cover the whole register; `data` is
+         *     one page of the applications with a failure or a missing field, in `mortgageId` order.
+         */
+        HmdaLarCheck: {
+            /**
+             * Format: int32
+             * @example 2026
+             */
+            year: number;
+            livemode: components["schemas"]["Livemode"];
+            /**
+             * Format: int32
+             * @description The register's LAR rows (reportable applications).
+             */
+            rows: number;
+            /**
+             * Format: int32
+             * @description Rows that fail at least one implemented edit.
+             */
+            rowsFailingEdits: number;
+            /**
+             * Format: int32
+             * @description Rows with at least one field the service does not hold.
+             */
+            rowsMissingFields: number;
+            /** @description The transmittal sheet, from the account's lender settings. */
+            transmittal: {
+                failures: components["schemas"]["HmdaEditFailure"][];
+                /** @description The FIG's names of the transmittal fields the lender settings do not give yet. */
+                missing: string[];
+            };
+            /** @description Edits of the file as a whole (S304, the count of rows). */
+            fileFailures: components["schemas"]["HmdaEditFailure"][];
+            data: components["schemas"]["HmdaApplicationCheck"][];
+            /** @description Pass as `cursor` for the next page; `null` on the last. */
+            nextCursor: string | null;
+        };
+        /**
+         * @description One application of the register that fails an implemented edit or leaves a field blank
+         *     because the service does not hold it (the lender completes those by hand).
+         */
+        HmdaApplicationCheck: {
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's Universal Loan Identifier, or `null` while the account has no LEI.
+             * @example 549300HMDATESTLEI064KQ8M2X3Y4Z5A6B7C8D9E0FA12
+             */
+            uli: string | null;
+            /**
+             * @description The FIG's Action Taken: `1` originated (clear to close), `2` approved not accepted, `3` denied, `4` withdrawn.
+             * @enum {string}
+             */
+            actionTaken: "1" | "2" | "3" | "4";
+            /** @description The implemented edits the row fails. */
+            failures: components["schemas"]["HmdaEditFailure"][];
+            /**
+             * @description The FIG's names of the fields left blank because the service does not hold them.
+             * @example [
+             *       "NMLSR ID",
+             *       "Automated Underwriting System: 1"
+             *     ]
+             */
+            missing: string[];
+        };
+        /** @description One FFIEC edit a record fails, with the FIG's message. */
+        HmdaEditFailure: {
+            /**
+             * @description The edit's code in the Filing Instructions Guide (`S300`–`S306`, `V600`–`V721-2`).
+             * @example V611
+             */
+            edit: string;
+            /**
+             * @description The FIG's message for the edit, word for word.
+             * @example Loan Type must equal 1, 2, 3, or 4, and cannot be left blank.
+             */
+            message: string;
+        };
+        /**
          * @description What a custom format writes: `csv` (RFC 4180 CSV with the format's delimiter, columns, headers,
          *     date and number formatting) or `mismo` (MISMO 3.4 reference model XML: `MESSAGE`,
          *     `DEAL_SETS`/`DEAL_SET`/`DEALS`, one `DEAL` per application with its `LOANS`/`LOAN` and the
@@ -4994,8 +5133,9 @@ export interface components {
             zip: string;
         };
         /**
-         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor),
-         *     set by an admin in the dashboard's settings.
+         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor)
+         *     and as the HMDA register's transmittal sheet gives it (the LEI, the contact person, the tax id
+         *     and the federal agency, each absent until set), set by an admin in the dashboard's settings.
          */
         Lender: {
             /**
@@ -5005,6 +5145,39 @@ export interface components {
              */
             name: string;
             address: components["schemas"]["LenderAddress"];
+            /**
+             * @description The lender's Legal Entity Identifier (ISO 17442, with valid check digits): the HMDA
+             *     register's LEI and the start of every ULI. Absent until an admin sets it.
+             * @example 549300HMDATESTLEI024
+             */
+            lei?: string;
+            /** @description The person the HMDA transmittal sheet names as contact (their office address is the lender's address). */
+            contact?: {
+                /** @example Pat Compliance */
+                name: string;
+                /**
+                 * @description As the FIG writes it (edit V603).
+                 * @example 415-555-0100
+                 */
+                phone: string;
+                /**
+                 * Format: email
+                 * @example hmda@harborlending.test
+                 */
+                email: string;
+            };
+            /**
+             * @description The Federal Taxpayer Identification Number (edit V607).
+             * @example 12-3456789
+             */
+            taxId?: string;
+            /**
+             * Format: int32
+             * @description The lender's HMDA federal agency: 1 OCC, 2 FRS, 3 FDIC, 5 NCUA, 7 HUD, 9 CFPB.
+             * @example 9
+             * @enum {integer}
+             */
+            agencyCode?: 1 | 2 | 3 | 5 | 7 | 9;
         };
         /**
          * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),
@@ -6046,6 +6219,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The year has not begun by the environment's clock (`year_in_future`); a register covers a year up to the current one. */
+        HmdaYearInFuture: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description A limit was reached; `code` says which, and `Retry-After` when to try again.
          *     `bank_token_failures_exceeded`: this client address sent too many tokens that failed
@@ -6202,6 +6387,13 @@ export interface components {
          * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
          */
         DocumentId: components["schemas"]["DocumentId"];
+        /**
+         * @description The calendar year of the register: the applications whose final action (approval, denial,
+         *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+         *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+         * @example 2026
+         */
+        HmdaYear: number;
         /**
          * @description The custom export format's name.
          * @example lender-csv
@@ -6374,6 +6566,9 @@ export type SchemaExportRecord = components['schemas']['ExportRecord'];
 export type SchemaMortgageExport = components['schemas']['MortgageExport'];
 export type SchemaExportFieldName = components['schemas']['ExportFieldName'];
 export type SchemaExportFormatName = components['schemas']['ExportFormatName'];
+export type SchemaHmdaLarCheck = components['schemas']['HmdaLarCheck'];
+export type SchemaHmdaApplicationCheck = components['schemas']['HmdaApplicationCheck'];
+export type SchemaHmdaEditFailure = components['schemas']['HmdaEditFailure'];
 export type SchemaExportFormatBase = components['schemas']['ExportFormatBase'];
 export type SchemaExportFormat = components['schemas']['ExportFormat'];
 export type SchemaExportFormatList = components['schemas']['ExportFormatList'];
@@ -6447,6 +6642,7 @@ export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNo
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
 export type ResponseWebhookRecoveryRefused = components['responses']['WebhookRecoveryRefused'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
+export type ResponseHmdaYearInFuture = components['responses']['HmdaYearInFuture'];
 export type ResponseBankVerificationAttemptsExceeded = components['responses']['BankVerificationAttemptsExceeded'];
 export type ResponseBankPartnerFailed = components['responses']['BankPartnerFailed'];
 export type ResponseWebhookAccepted = components['responses']['WebhookAccepted'];
@@ -6469,6 +6665,7 @@ export type ParameterMortgageId = components['parameters']['MortgageId'];
 export type ParameterNoticeId = components['parameters']['NoticeId'];
 export type ParameterConditionId = components['parameters']['ConditionId'];
 export type ParameterDocumentId = components['parameters']['DocumentId'];
+export type ParameterHmdaYear = components['parameters']['HmdaYear'];
 export type ParameterFormatName = components['parameters']['FormatName'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
 export type ParameterWebhookTimestamp = components['parameters']['WebhookTimestamp'];
@@ -9233,6 +9430,118 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportHmdaLar: {
+        parameters: {
+            query: {
+                /**
+                 * @description The calendar year of the register: the applications whose final action (approval, denial,
+                 *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+                 *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+                 * @example 2026
+                 */
+                year: components["parameters"]["HmdaYear"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The register as the FFIEC's pipe-delimited text file, streamed: the transmittal sheet
+             *     (15 fields), then one LAR row (110 fields) per reportable application, oldest first, each
+             *     line ending with `\n`. The `Hmda-Lar-*` headers give what the implemented edits found
+             *     over the same rows, read just before the file began.
+             */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /**
+                     * @description Asks a browser to save the response as a file, and names it.
+                     * @example attachment; filename="hmda-lar-2026.txt"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description The number of LAR rows (the transmittal sheet's Total Number of Entries).
+                     * @example 1
+                     */
+                    "Hmda-Lar-Rows"?: number;
+                    /**
+                     * @description The rows that fail at least one edit the service implements, plus one when the
+                     *     transmittal sheet fails one; `GET /v1/exports/hmda-lar/check` lists them.
+                     * @example 0
+                     */
+                    "Hmda-Lar-Rows-Failing-Edits"?: number;
+                    /**
+                     * @description The rows (and the transmittal sheet) with a field left blank for the lender to complete.
+                     * @example 1
+                     */
+                    "Hmda-Lar-Rows-Missing-Fields"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["HmdaYearInFuture"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    checkHmdaLar: {
+        parameters: {
+            query: {
+                /**
+                 * @description The calendar year of the register: the applications whose final action (approval, denial,
+                 *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+                 *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+                 * @example 2026
+                 */
+                year: components["parameters"]["HmdaYear"];
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The edits' findings for the year. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HmdaLarCheck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["HmdaYearInFuture"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getExportFormat: {

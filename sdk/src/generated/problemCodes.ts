@@ -69,6 +69,7 @@ export const PROBLEM_CODES = {
   reserved_format_name: 422,
   too_many_formats: 422,
   ambiguous_number_format: 422,
+  year_in_future: 422,
   webhook_url_not_allowed: 422,
   webhook_url_invalid: 422,
   unknown_event_type: 422,
