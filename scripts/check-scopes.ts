@@ -2,7 +2,8 @@
  * Fails when an operation of the contract lacks a valid `x-required-scope` (`<family>:<read|write>`
  * or `none`), when an operation that takes no API key asks for a scope, when one that needs a
  * scope declares no 403 response, when one that needs the admin role (`x-required-role: admin`)
- * needs a scope that an operation open to member keys needs too, or when the ApiKeyScopes
+ * needs a scope that an operation open to member keys needs too, when an operation answering with
+ * applicants' demographic data (`x-demographic-data: true`) does not need the admin role, or when the ApiKeyScopes
  * schema and the scope families of src/domain/accounts/scopes.ts disagree; and when an operation
  * declares `x-read-replica` other than `true` on a GET (its reads may go to a streaming replica:
  * only an operation that changes nothing may read stale data). Reads the bundle
@@ -41,6 +42,7 @@ for (const [pathTemplate, item] of Object.entries<Json>(spec.paths ?? {})) {
       requiredRole: operation['x-required-role'],
       schemes: security.flatMap((requirement) => Object.keys(requirement)),
       statuses: Object.keys(operation.responses ?? {}),
+      demographicData: operation['x-demographic-data'],
     });
   }
 }

@@ -10,6 +10,7 @@ import { AUDIT_HEAD_EXPORT_INTERVAL_MS, auditHeadExporter } from './services/aud
 import { EVENT_PRUNE_INTERVAL_MS, pruneExpiredEvents } from './services/events.ts';
 import { pruneExpiredRequestLogs, REQUEST_LOG_PRUNE_INTERVAL_MS } from './services/requestLogs.ts';
 import { sweepRateLocks } from './services/rateLocks.ts';
+import { sweepNoticeReminders } from './services/notices.ts';
 import { sweepLoanEstimates } from './services/loanEstimates.ts';
 import { sweepSessions } from './services/sessions.ts';
 
@@ -43,6 +44,9 @@ export function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
   return new IdempotencyKeys(ctx.store, ctx.clock).sweep();
 }
 
+/** How often adverse action notices are looked at for their reminder: the reminder is a day-scale matter. */
+const NOTICE_SWEEP_INTERVAL_MS = 5 * 60 * 1000;
+
 /** How often dashboard sessions that ended (idle or past their absolute expiry) are deleted. */
 const SESSION_SWEEP_INTERVAL_MS = 15 * 60 * 1000;
 
@@ -62,6 +66,8 @@ export function startBackgroundWork(ctx: AppContext): BackgroundTask[] {
     // Rate locks due expire (rate_lock.expired) and those near expiry are warned (rate_lock.expiring),
     // each environment on its own clock; once across instances (conditional updates, SKIP LOCKED).
     every('rate-lock-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepRateLocks(ctx)),
+    // Adverse action notices 25 days undelivered get their reminder (application.adverse_action_reminder), each environment on its own clock.
+    every('notice-reminder-sweep', NOTICE_SWEEP_INTERVAL_MS, ctx, () => sweepNoticeReminders(ctx)),
     // Loan Estimates past the end of their third business day undelivered (disclosure.loan_estimate_overdue),
     // on the rate locks' interval: the same kind of clock-driven sweep, once across instances.
     every('loan-estimate-sweep', ctx.config.rateLocks.sweepIntervalMs, ctx, () => sweepLoanEstimates(ctx)),

@@ -22,6 +22,7 @@ const ID_PREFIXES = {
   auditEvent: 'aud',
   rateLock: 'lck',
   condition: 'cnd',
+  notice: 'ntc',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

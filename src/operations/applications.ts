@@ -69,6 +69,7 @@ export const applicationOperations = {
       action: 'decline',
       reviewer: { kind: 'key', id: ctx.principal.keyId },
       note: body?.note,
+      noticeReasons: body?.reasons,
     });
     ctx.log.info({ mortgageId: record.mortgageId, keyId: ctx.principal.keyId }, 'referred application declined');
     return { status: 200, body: toApplication(record) };

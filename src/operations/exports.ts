@@ -1,6 +1,7 @@
 /**
- * /v1/mortgages/export (streamed) and /v1/export-formats (the account's custom formats; writing
- * them needs an admin key, per the spec's x-required-role).
+ * /v1/mortgages/export (streamed), /v1/export-formats (the account's custom formats; writing
+ * them needs an admin key, per the spec's x-required-role) and the HMDA register with its check
+ * (/v1/exports/hmda-lar, admin keys only).
  */
 import type { OperationHandlers } from '../contract/handlers.ts';
 import { isExportFormatName } from '../domain/exports/formats.ts';
@@ -13,6 +14,7 @@ import {
   removeExportFormat,
   replaceExportFormat,
 } from '../services/exports.ts';
+import { checkHmdaLar, prepareHmdaExport } from '../services/hmdaLar.ts';
 
 export const exportOperations = {
   exportMortgages: async ({ query }, ctx) => {
@@ -23,6 +25,29 @@ export const exportOperations = {
       contentType: prepared.contentType,
       headers: { 'Content-Disposition': prepared.contentDisposition },
     };
+  },
+
+  exportHmdaLar: async ({ query }, ctx) => {
+    const prepared = await prepareHmdaExport(ctx, ctx.principal.accountId, query.year);
+    return {
+      status: 200,
+      raw: prepared.open(ctx.signal),
+      contentType: 'text/plain; charset=utf-8',
+      headers: {
+        'Content-Disposition': prepared.contentDisposition,
+        'Hmda-Lar-Rows': String(prepared.rows),
+        'Hmda-Lar-Rows-Failing-Edits': String(prepared.rowsFailingEdits),
+        'Hmda-Lar-Rows-Missing-Fields': String(prepared.rowsMissingFields),
+      },
+    };
+  },
+
+  checkHmdaLar: async ({ query }, ctx) => {
+    const { page, ...found } = await checkHmdaLar(ctx, ctx.principal.accountId, query.year, {
+      limit: query.limit ?? 20,
+      afterId: decodeCursor(query.cursor, 'mtg'),
+    });
+    return { status: 200, body: { ...found, ...listBody(page) } };
   },
 
   listExportFormats: async ({ query }, ctx) => {

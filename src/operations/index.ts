@@ -8,6 +8,7 @@ import { auditOperations } from './audit.ts';
 import { applicationOperations } from './applications.ts';
 import { bankOperations } from './banks.ts';
 import { documentOperations } from './documents.ts';
+import { noticeOperations } from './notices.ts';
 import { eventOperations } from './events.ts';
 import { exportOperations } from './exports.ts';
 import { loanEstimateOperations } from './loanEstimates.ts';
@@ -38,6 +39,7 @@ export const operationHandlers: OperationHandlers = {
   // applications, documents and underwriting
   ...applicationOperations,
   ...documentOperations,
+  ...noticeOperations,
   ...underwritingOperations,
   ...loanEstimateOperations,
 

@@ -30,6 +30,8 @@ import { startLoanEstimateClockIfComplete, stopLoanEstimateClock } from './loanE
 import { toCondition } from './conditionView.ts';
 import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
 import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
+import type { NoticeReasonCode } from '../domain/adverseAction/reasons.ts';
+import { makeDeclineNotice } from './notices.ts';
 import { attachApprovalConditions, type Actor } from './conditions.ts';
 import { priceMonthlyPayment, refusalError } from './pricing.ts';
 import { rulesOf } from './underwriting.ts';
@@ -270,7 +272,13 @@ async function commitMove(tx: Tx, current: ApplicationRecord, next: ApplicationR
  * After a decision was written: its event, and for an approval the conditions it attaches (which
  * may clear it to close at once, when none is due before closing or evidence on file meets them).
  */
-async function publishDecision(ctx: AppContext, tx: Tx, next: ApplicationRecord, reviewerConditions: readonly ConditionInput[]): Promise<ApplicationRecord> {
+async function publishDecision(
+  ctx: AppContext,
+  tx: Tx,
+  next: ApplicationRecord,
+  reviewerConditions: readonly ConditionInput[],
+  noticeReasons?: readonly NoticeReasonCode[],
+): Promise<ApplicationRecord> {
   const at = new Date(next.decidedAt!);
   const decidedBy = next.decision!.decidedBy;
   if (next.status === 'referred') await publishStatus(tx, 'application.referred', next, at);
@@ -278,6 +286,8 @@ async function publishDecision(ctx: AppContext, tx: Tx, next: ApplicationRecord,
     await publishDeclined(tx, next, decidedBy, at);
     // A denial within the three business days ends the duty to provide the estimate (comment 19(e)(1)(iii)-3).
     await stopLoanEstimateClock(ctx, tx, next, 'declined');
+    // The notice of action taken, due to the applicant within 30 days (12 CFR 1002.9(a)(1)(i)).
+    await makeDeclineNotice(tx, next, noticeReasons);
   }
   if (next.status !== 'approved') return next;
   await publishApproved(tx, next, at);
@@ -324,7 +334,14 @@ export async function reviewApplication(
   ctx: AppContext,
   accountId: string,
   mortgageId: string,
-  review: { action: 'approve' | 'decline'; reviewer: Actor; note?: string | undefined; conditions?: readonly ConditionInput[] | undefined },
+  review: {
+    action: 'approve' | 'decline';
+    reviewer: Actor;
+    note?: string | undefined;
+    conditions?: readonly ConditionInput[] | undefined;
+    /** A decline's principal reasons for its notice; left out, they are mapped from the rules' failed reasons. */
+    noticeReasons?: readonly NoticeReasonCode[] | undefined;
+  },
 ): Promise<ApplicationRecord> {
   const target: ApplicationStatus = review.action === 'approve' ? 'approved' : 'declined';
   return ctx.store.transaction(async (tx) => {
@@ -342,7 +359,7 @@ export async function reviewApplication(
     };
     const next: ApplicationRecord = { ...current, status: target, decision, decidedAt: at, updatedAt: at };
     await commitMove(tx, current, next, review.action);
-    const decided = await publishDecision(ctx, tx, next, review.conditions ?? []);
+    const decided = await publishDecision(ctx, tx, next, review.conditions ?? [], review.noticeReasons);
     // A manual decision: who decided is the entry's actor (the reviewer's key, or the desk's user);
     // an approval's change names the conditions it attached (the rules' and the reviewer's).
     const conditions = decided.conditions.map((c) => ({ conditionId: c.conditionId, type: c.type, dueBefore: c.dueBefore, addedBy: c.addedBy, status: c.status }));

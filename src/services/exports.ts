@@ -49,6 +49,9 @@ import { exportCsvLines } from '../store/exportCsvLines.ts';
 import { exportBatches, exportBounds, type ExportQuery } from '../store/exportRecords.ts';
 import type { Page, PageRequest } from '../store/pagination.ts';
 
+/** The HMDA register's name: no custom format may take it (GET /v1/exports/hmda-lar is that export). */
+const HMDA_LAR_FORMAT = 'hmda-lar';
+
 /** An account holds at most this many custom formats (so `validFormats` and the list stay small). */
 export const MAX_EXPORT_FORMATS = 100;
 
@@ -112,9 +115,11 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
   else if (custom) spec = specOfCustomFormat(custom);
   else {
     const validFormats = [...BUILT_IN_FORMATS, ...names];
+    // The HMDA register is an export of its own: a year, not a filter of records, and admins only.
+    const hint = formatName === HMDA_LAR_FORMAT ? ' The HMDA register is GET /v1/exports/hmda-lar?year=YYYY, with an admin key.' : '';
     throw fail.invalid(
       'unknown_format',
-      `There is no export format "${formatName}"; valid formats: ${validFormats.join(', ')}.`,
+      `There is no export format "${formatName}"; valid formats: ${validFormats.join(', ')}.${hint}`,
       [{ pointer: '#/query/format', message: 'is not a known format' }],
       { validFormats },
     );
@@ -268,7 +273,7 @@ function definitionOf(body: ReplaceBody): Pick<ExportFormatRecord, 'base' | 'des
 }
 
 export async function createExportFormat(ctx: AppContext, accountId: string, body: CreateBody): Promise<ExportFormat> {
-  if (isBuiltInFormat(body.name)) {
+  if (isBuiltInFormat(body.name) || body.name === HMDA_LAR_FORMAT) {
     throw fail.refused('reserved_format_name', `"${body.name}" is a built-in format's name; choose another.`);
   }
   const definition = definitionOf(body);

@@ -16,6 +16,7 @@ import { advancePendingDeliveries, deleteClockOffset, findClockOffset, saveClock
 import { recordAudit } from './audit.ts';
 import { sweepLoanEstimatesOf } from './loanEstimates.ts';
 import { sweepRateLocksOf } from './rateLocks.ts';
+import { sweepNoticeRemindersOf } from './notices.ts';
 
 export type TestClock = components['schemas']['TestClock'];
 
@@ -65,6 +66,7 @@ export async function advanceTestClock(ctx: AppContext, environmentId: string, b
   });
   nudgeDispatchers();
   await sweepRateLocksOf(ctx, { environmentId });
+  await sweepNoticeRemindersOf(ctx, { environmentId });
   await sweepLoanEstimatesOf(ctx, { environmentId });
   return view(ctx.clock.now(), offsetMs);
 }

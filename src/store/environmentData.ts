@@ -30,6 +30,7 @@ export async function deleteEnvironmentData(tx: Tx, environmentId: string): Prom
   // An approval's conditions go with their application.
   await del('DELETE FROM conditions WHERE account_id = ?');
   await del('DELETE FROM application_demographics WHERE account_id = ?');
+  await del('DELETE FROM adverse_action_notices WHERE account_id = ?');
   await del('DELETE FROM loan_estimate_clocks WHERE account_id = ?');
   const applications = await del('DELETE FROM applications WHERE account_id = ?');
   const quotes = await del('DELETE FROM quotes WHERE account_id = ?');

@@ -143,6 +143,21 @@ async function referredApplication(): Promise<string> {
   return data!.mortgageId;
 }
 
+/** An application with a quote and the six pieces of a TRID application: its Loan Estimate clock runs and its figures can be made. */
+async function loanEstimateApplication(): Promise<string> {
+  const { data: quote } = await owner.client.POST('/v1/quotes', { body: { amount: 350000, term: 30, propertyValue: 437500, creditScore: 742 } });
+  const { data } = await owner.client.POST('/v1/applications', {
+    body: {
+      applicant: { name: 'Matrix Applicant', amount: 350000, email: 'matrix@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 742 },
+      term: 30,
+      propertyValue: 437500,
+      quoteId: quote!.quoteId,
+      propertyAddress: { street: '1 Main St', city: 'Springfield', state: 'IL', zip: '62701' },
+    },
+  });
+  return data!.mortgageId;
+}
+
 /**
  * What the service needs besides the documented request for the valid request to succeed: state
  * the mock does not keep. Each returns the path ids and body to send to the service.
@@ -166,6 +181,12 @@ const SERVICE_STATE: Record<string, (ids: Record<string, string>, example: Json)
     await owner.client.POST('/v1/applications/{mortgageId}/submit', { params: { path: { mortgageId: ids.mortgageId! } } });
     return { ids };
   },
+  // The harness's application has no quote and no property address: one that has both.
+  getLoanEstimate: async (ids) => ({ ids: { ...ids, mortgageId: await loanEstimateApplication() } }),
+  // A running clock (a TRID application), delivered now: the documented time is before it started.
+  markLoanEstimateDelivered: async (ids, example) => ({ ids: { ...ids, mortgageId: await loanEstimateApplication() }, body: { ...example, deliveredAt: new Date().toISOString() } }),
+  // The documented deliveredAt is before the decision the harness's notice just had: delivered now.
+  markNoticeDelivered: async (ids, example) => ({ ids, body: { ...example, deliveredAt: new Date().toISOString() } }),
   // `since` must lie within the retention period counted back from now, which the documented date does not.
   recoverWebhookEvents: async (ids, example) => ({ ids, body: { ...example, since: new Date(Date.now() - 3_600_000).toISOString() } }),
   // The bank token of the harness names account 000123456789 of "Matrix Applicant" at a sandbox partner.

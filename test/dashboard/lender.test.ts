@@ -67,3 +67,41 @@ describe("the lender's name and address", () => {
     expect((await account()).lender).toEqual(before);
   });
 });
+
+describe("the lender's HMDA identity (the register's transmittal sheet)", () => {
+  const HMDA = { '/lei': '549300hmdatestlei024', '/taxId': '12-3456789', '/agencyCode': '9', '/contact/name': 'Pat Compliance', '/contact/phone': '415-555-0100', '/contact/email': 'hmda@harbor.test' };
+
+  it('an admin sets the LEI, tax id, agency and contact; GET /v1/account shows them, the LEI in capitals', async () => {
+    expect((await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, ...HMDA })).status).toBe(303);
+    expect((await account()).lender).toMatchObject({
+      lei: '549300HMDATESTLEI024',
+      taxId: '12-3456789',
+      agencyCode: 9,
+      contact: { name: 'Pat Compliance', phone: '415-555-0100', email: 'hmda@harbor.test' },
+    });
+  });
+
+  it.each([
+    ['/lei', '549300HMDATESTLEI025'],
+    ['/lei', '549300HMDATESTLEI0'],
+    ['/taxId', '123456789'],
+    ['/agencyCode', '4'],
+    ['/contact/phone', '4155550100'],
+    ['/contact/email', 'hmda-at-harbor.test'],
+    ['/contact/name', ''],
+  ])('refuses %s = %j beside the field, saving nothing', async (field, value) => {
+    const before = (await account()).lender;
+    const refused = await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, ...HMDA, [field]: value });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain(`id="f${field.replaceAll('/', '-')}-error"`);
+    expect((await account()).lender).toEqual(before);
+  });
+
+  it('a member cannot set them', async () => {
+    const before = (await account()).lender;
+    const page = await member.get('/dashboard');
+    const refused = await member.post('/dashboard/settings/lender', { ...LENDER, ...HMDA, '/lei': '' }, { csrfFrom: page.body });
+    expect(refused.status).toBe(403);
+    expect((await account()).lender).toEqual(before);
+  });
+});

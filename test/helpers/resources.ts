@@ -42,6 +42,15 @@ export const resourceFactories: Record<string, ResourceFactory> = {
     if (!condition) throw new Error(`the matrix application was ${data?.status} with no open condition`);
     return condition.conditionId;
   },
+  async noticeId(_app, owner, earlier) {
+    // The application made just before, its score lowered beyond the referral limit and submitted: declined, with its notice.
+    const path = { params: { path: { mortgageId: earlier.mortgageId! } } };
+    await owner.client.PATCH('/v1/applications/{mortgageId}', { ...path, body: { applicant: { creditScore: 500 } } });
+    const { data: decided } = await owner.client.POST('/v1/applications/{mortgageId}/submit', path);
+    if (decided?.status !== 'declined') throw new Error(`the matrix application was ${decided?.status}, not declined`);
+    const { data } = await owner.client.GET('/v1/applications/{mortgageId}/notices', path);
+    return data!.data[0]!.noticeId;
+  },
   async keyId(_app, owner) {
     const { data } = await owner.client.POST('/v1/api-keys', { body: { role: 'member', name: 'Matrix key' } });
     return data!.keyId;

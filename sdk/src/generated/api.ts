@@ -732,7 +732,9 @@ export interface paths {
         /**
          * Decline a referred application
          * @description A reviewer's decision on a `referred` application: it becomes `declined`, the decision records
-         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons.
+         *     the reviewer's key, the time and the optional note, and keeps the rules' reasons. The adverse
+         *     action notice is made at once (`GET …/notices`): its principal reasons are `reasons` when
+         *     given (one to four codes of model form C-1), else those mapped from the rules' failed reasons.
          *     Any other status is refused with 409 and `currentStatus`. Needs an admin key.
          */
         post: operations["declineApplication"];
@@ -758,6 +760,75 @@ export interface paths {
          *     and `currentStatus`.
          */
         post: operations["withdrawApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an application's notices
+         * @description The application's adverse action notices: one is made when the application is declined
+         *     (automatically or by a reviewer), due to the applicant within 30 days of the decision. An
+         *     application that was never declined has none. Get the file with `…/notices/{noticeId}/content`.
+         */
+        get: operations["listNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/notices/{noticeId}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a notice
+         * @description The notice as it was made at the decline, as a PDF (`format=pdf`, the default) or a
+         *     self-contained HTML page (`format=html`), with `Content-Disposition: attachment`. The
+         *     format is a query parameter rather than `Accept` negotiation so that a link names exactly one
+         *     file, as the export's `format` does.
+         */
+        get: operations["downloadNotice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/applications/{mortgageId}/notices/{noticeId}/delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a notice's delivery
+         * @description Records how (`mail`, `email`, `in_person`) and when the notice reached the applicant:
+         *     the notice becomes `delivered` and its reminder is no longer sent. `deliveredAt` may not be
+         *     in the future (of the environment's clock: the test clock in test mode) nor before the
+         *     decision (422). A notice already delivered is refused with 409. Needs an admin key, or a
+         *     restricted key with `underwriting:write`.
+         */
+        post: operations["markNoticeDelivered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1144,6 +1215,65 @@ export interface paths {
          *     holds at most 100 formats (422 `too_many_formats`). Needs an admin key.
          */
         post: operations["createExportFormat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/hmda-lar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the HMDA loan/application register for a year
+         * @description The year's HMDA loan/application register (Regulation C, 12 CFR 1003) in the FFIEC's
+         *     pipe-delimited format for data collected in that year (the Filing Instructions Guide): the
+         *     transmittal sheet from the account's lender settings (`lender.name`, `lender.address`,
+         *     `lender.lei`, `lender.contact`, `lender.taxId`, `lender.agencyCode`), then one row per
+         *     application with a final action dated in the year: clear to close as originated (1), approved as
+         *     approved but not accepted (2), declined as denied (3), withdrawn after submission as withdrawn
+         *     (4). Each row holds the ULI (the LEI, the application's id and MOD 97-10 check digits).
+         *
+         *     Fields the service does not hold (the rate spread, the loan costs, the credit scoring model, the
+         *     NMLSR ID, the AUS, the application channel…) are left blank for the lender to complete: the FIG
+         *     allows no "not applicable" there. `GET /v1/exports/hmda-lar/check` names them per application,
+         *     with every implemented edit each row fails. The export runs the same edits first and puts the
+         *     counts in the `Hmda-Lar-*` headers.
+         *
+         *     The file holds the applicants' demographic data: only an admin key may export it. Each
+         *     environment exports its own applications (a test key, the test environment's).
+         */
+        get: operations["exportHmdaLar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/hmda-lar/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the HMDA register for a year against the FFIEC edits
+         * @description Runs the FFIEC Filing Instructions Guide's syntactical and validity edits that the service
+         *     implements over the year's register as `GET /v1/exports/hmda-lar` would write it now, and
+         *     lists, a page at a time, the applications whose rows fail one or leave a field blank for the
+         *     lender to complete. The counts cover the whole register on every page. Needs an admin key.
+         *     docs/partners/hmda-lar.md lists the edits implemented and those the lender still runs.
+         */
+        get: operations["checkHmdaLar"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1634,6 +1764,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "application.adverse_action_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Adverse action notice due
+         * @description Sent once to every registered endpoint that chose `application.adverse_action_due` when a declined application's adverse action notice is made, with when it is due to the applicant (30 days after the decision). Get the notice with `GET /v1/applications/{mortgageId}/notices`.
+         */
+        post: operations["applicationAdverseActionDueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "application.adverse_action_reminder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Adverse action notice reminder
+         * @description Sent once to every registered endpoint that chose `application.adverse_action_reminder` when 25 days have passed since the decision and the notice's delivery is still not recorded (`POST /v1/applications/{mortgageId}/notices/{noticeId}/delivered`). In test mode the test clock moves it.
+         */
+        post: operations["applicationAdverseActionReminderEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "disclosure.loan_estimate_due": {
         parameters: {
             query?: never;
@@ -1760,6 +1930,7 @@ export interface components {
              *     | `application_not_approved` | 409 | `addCondition`, `satisfyCondition`, `waiveCondition`: conditions belong to approved (or clear-to-close) applications |
              *     | `application_cleared` | 409 | `addCondition`: a condition due before closing added to a `clear_to_close` application |
              *     | `condition_not_open` | 409 | `satisfyCondition`, `waiveCondition`: the condition is already satisfied or waived |
+             *     | `notice_already_delivered` | 409 | `markNoticeDelivered`: the notice's delivery is already recorded |
              *     | `api_version_current` | 409 | `changeApiVersion`: the account is already on the current version |
              *     | `api_version_rollback_unavailable` | 409 | `changeApiVersion`: an older version that is not the one before an upgrade of the last 72 hours |
              *     | `format_name_taken` | 409 | `createExportFormat`: the name is in use |
@@ -1779,6 +1950,8 @@ export interface components {
              *     | `invalid_rate_sheet` | 422 | `updatePricing`: the sheet breaks its rules |
              *     | `quote_not_found` | 422 | `createApplication`, `updateApplication`: `quoteId` names no quote of the account |
              *     | `quote_mismatch` | 422 | `createApplication`, `updateApplication`: the quote is for another amount or term |
+             *     | `delivered_in_future` | 422 | `markNoticeDelivered`: `deliveredAt` is after now (the test clock's now in test mode) |
+             *     | `delivered_before_decision` | 422 | `markNoticeDelivered`: `deliveredAt` is before the decision |
              *     | `lock_period_not_offered` | 422 | `lockQuote`: `periodDays` is not one of the rate sheet's `lockPeriods` |
              *     | `quote_expired` | 422 | `lockQuote`: the quote's `expiresAt` has passed |
              *     | `application_not_found` | 422 | `lockQuote`: `mortgageId` names no application of the account |
@@ -1789,6 +1962,7 @@ export interface components {
              *     | `reserved_format_name` | 422 | `createExportFormat`: a built-in format's name |
              *     | `too_many_formats` | 422 | `createExportFormat`: the account holds the most formats it may |
              *     | `ambiguous_number_format` | 422 | `createExportFormat`, `replaceExportFormat`: the decimal and thousands separators clash |
+             *     | `year_in_future` | 422 | `exportHmdaLar`, `checkHmdaLar`: the year has not begun by the environment's clock |
              *     | `webhook_url_not_allowed` | 422 | `createWebhook`, `updateWebhook`: not https, or a non-public host |
              *     | `webhook_url_invalid` | 422 | `createWebhook`, `updateWebhook`: not an absolute URL, or too long |
              *     | `unknown_event_type` | 422 | `createWebhook`, `updateWebhook`: an event name that is not one of the webhooks |
@@ -2245,6 +2419,109 @@ export interface components {
              * Format: date-time
              * @description When the application became clear to close, ISO 8601 UTC.
              * @example 2026-11-21T18:30:00.000Z
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The notice of action taken (ECOA, 12 CFR 1002.9) made when an application is declined,
+         *     automatically or by a reviewer: the lender's name and address, the action, up to four principal
+         *     reasons in the words of model form C-1, the credit score disclosure when a score was used, and
+         *     the ECOA notice. Due to the applicant within 30 days of the decision; the lender delivers it and
+         *     records how and when. Never holds the applicant's demographic information.
+         */
+        AdverseActionNotice: {
+            noticeId: components["schemas"]["NoticeId"];
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The kind of notice.
+             * @constant
+             */
+            type: "adverse_action";
+            /**
+             * @description `due` until the lender records its delivery; `overdue` is `due` past `dueAt`.
+             * @example due
+             * @enum {string}
+             */
+            status: "due" | "delivered";
+            /**
+             * @description The action taken.
+             * @constant
+             */
+            action: "declined";
+            /** @description The principal reasons, most important first. */
+            reasons: components["schemas"]["NoticeReason"][];
+            /** @description The score disclosure when the decision used a credit score, else null. */
+            creditScoreDisclosure: components["schemas"]["CreditScoreDisclosure"] | null;
+            /** @description The creditor as the notice names it (the account's lender when it was made; `address` null when none was set). */
+            lender: {
+                /** @description The creditor's name. */
+                name: string;
+                /** @description The creditor's address, or null when the account had none set. */
+                address: components["schemas"]["LenderAddress"] | null;
+            };
+            decidedAt: components["schemas"]["Timestamp"];
+            dueAt: components["schemas"]["Timestamp"];
+            /** @description The delivery the lender recorded, or null while due. */
+            delivery: components["schemas"]["NoticeDelivery"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description The payload of `application.adverse_action_due`: sent once, when a declined application's
+         *     adverse action notice is made (at the decline), with when it is due to the applicant. The event
+         *     id and time travel in the `webhook-id` and `webhook-timestamp` headers. Never carries the
+         *     applicant's demographic information.
+         */
+        AdverseActionDueEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.adverse_action_due";
+            mortgageId: components["schemas"]["MortgageId"];
+            noticeId: components["schemas"]["NoticeId"];
+            /**
+             * @description The application's status.
+             * @constant
+             */
+            status: "declined";
+            /**
+             * Format: date-time
+             * @description When the notice is due to the applicant (30 days after the decision), ISO 8601 UTC.
+             */
+            dueAt: string;
+            /**
+             * Format: date-time
+             * @description When the notice was made (the decline), ISO 8601 UTC.
+             */
+            timestamp: string;
+        };
+        /**
+         * @description The payload of `application.adverse_action_reminder`: sent once, when 25 days have passed since
+         *     the decision and the notice's delivery is still not recorded (on the test clock in test mode).
+         *     Never carries the applicant's demographic information.
+         */
+        AdverseActionReminderEvent: {
+            /**
+             * @description The kind of event.
+             * @constant
+             */
+            event: "application.adverse_action_reminder";
+            mortgageId: components["schemas"]["MortgageId"];
+            noticeId: components["schemas"]["NoticeId"];
+            /**
+             * @description The application's status.
+             * @constant
+             */
+            status: "declined";
+            /**
+             * Format: date-time
+             * @description When the notice is due to the applicant, ISO 8601 UTC.
+             */
+            dueAt: string;
+            /**
+             * Format: date-time
+             * @description When the reminder was sent, ISO 8601 UTC.
              */
             timestamp: string;
         };
@@ -3365,7 +3642,7 @@ export interface components {
          * @example application.approved
          * @enum {string}
          */
-        WebhookEventType: "application.approved" | "document.uploaded" | "application.submitted" | "application.referred" | "application.declined" | "application.withdrawn" | "application.conditions_updated" | "application.cleared_to_close" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled" | "disclosure.loan_estimate_due" | "disclosure.loan_estimate_overdue";
+        WebhookEventType: "application.approved" | "document.uploaded" | "application.submitted" | "application.referred" | "application.declined" | "application.withdrawn" | "application.conditions_updated" | "application.cleared_to_close" | "rate_lock.created" | "rate_lock.extended" | "rate_lock.expiring" | "rate_lock.expired" | "rate_lock.cancelled" | "application.adverse_action_due" | "application.adverse_action_reminder" | "disclosure.loan_estimate_due" | "disclosure.loan_estimate_overdue";
         /**
          * @description The name of an event kind, as in the `webhooks` section of this document (the Webhook events
          *     tag), for example `application.approved` or `document.uploaded`. Another name is refused with 422
@@ -3503,7 +3780,7 @@ export interface components {
              */
             test: true;
             /** @description The payload being delivered. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["AdverseActionDueEvent"] | components["schemas"]["AdverseActionReminderEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description One attempt to deliver an event to the endpoint. */
@@ -3624,7 +3901,7 @@ export interface components {
             /** @description When the event happened (the moment the change that caused it was committed). */
             createdAt: components["schemas"]["Timestamp"];
             /** @description The payload every delivery of this event carries, byte for byte once serialised as JSON. */
-            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
+            payload: components["schemas"]["ApplicationApprovedEvent"] | components["schemas"]["DocumentUploadedEvent"] | components["schemas"]["RateLockCreatedEvent"] | components["schemas"]["RateLockExtendedEvent"] | components["schemas"]["RateLockExpiringEvent"] | components["schemas"]["RateLockExpiredEvent"] | components["schemas"]["RateLockCancelledEvent"] | components["schemas"]["ApplicationSubmittedEvent"] | components["schemas"]["ApplicationReferredEvent"] | components["schemas"]["ApplicationDeclinedEvent"] | components["schemas"]["ApplicationWithdrawnEvent"] | components["schemas"]["ApplicationConditionsUpdatedEvent"] | components["schemas"]["ApplicationClearedToCloseEvent"] | components["schemas"]["AdverseActionDueEvent"] | components["schemas"]["AdverseActionReminderEvent"] | components["schemas"]["DisclosureLoanEstimateDueEvent"] | components["schemas"]["DisclosureLoanEstimateOverdueEvent"];
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A page of the account's events, newest first. */
@@ -3877,13 +4154,25 @@ export interface components {
              */
             quoteId?: string | null;
         };
-        /** @description An optional note with a reviewer's approval or decline of a referred application. */
-        ReviewDecisionRequest: {
+        /**
+         * @description An optional note with a reviewer's decline of a referred application, and optionally the
+         *     principal reasons the adverse action notice gives (one to four, from model form C-1's list);
+         *     left out, they are derived from the decision's failed rules.
+         */
+        DeclineRequest: {
             /**
              * @description Why the reviewer decided so; kept in the decision.
-             * @example Verified bonus income with the employer
+             * @example Could not verify the stated income
              */
             note?: string;
+            /**
+             * @description The notice's principal reasons, most important first.
+             * @example [
+             *       "unverifiable_income",
+             *       "excessive_obligations"
+             *     ]
+             */
+            reasons?: components["schemas"]["NoticeReasonCode"][];
         };
         /**
          * @description A reviewer's approval of a referred application: an optional note (the reason), and conditions
@@ -4464,6 +4753,85 @@ export interface components {
          */
         ExportFormatName: string;
         /**
+         * @description The FFIEC edits the service implements, run over the year's register as
+         *     `GET /v1/exports/hmda-lar` would write it now: the counts cover the whole register; `data` is
+         *     one page of the applications with a failure or a missing field, in `mortgageId` order.
+         */
+        HmdaLarCheck: {
+            /**
+             * Format: int32
+             * @example 2026
+             */
+            year: number;
+            livemode: components["schemas"]["Livemode"];
+            /**
+             * Format: int32
+             * @description The register's LAR rows (reportable applications).
+             */
+            rows: number;
+            /**
+             * Format: int32
+             * @description Rows that fail at least one implemented edit.
+             */
+            rowsFailingEdits: number;
+            /**
+             * Format: int32
+             * @description Rows with at least one field the service does not hold.
+             */
+            rowsMissingFields: number;
+            /** @description The transmittal sheet, from the account's lender settings. */
+            transmittal: {
+                failures: components["schemas"]["HmdaEditFailure"][];
+                /** @description The FIG's names of the transmittal fields the lender settings do not give yet. */
+                missing: string[];
+            };
+            /** @description Edits of the file as a whole (S304, the count of rows). */
+            fileFailures: components["schemas"]["HmdaEditFailure"][];
+            data: components["schemas"]["HmdaApplicationCheck"][];
+            /** @description Pass as `cursor` for the next page; `null` on the last. */
+            nextCursor: string | null;
+        };
+        /**
+         * @description One application of the register that fails an implemented edit or leaves a field blank
+         *     because the service does not hold it (the lender completes those by hand).
+         */
+        HmdaApplicationCheck: {
+            mortgageId: components["schemas"]["MortgageId"];
+            /**
+             * @description The application's Universal Loan Identifier, or `null` while the account has no LEI.
+             * @example 549300HMDATESTLEI064KQ8M2X3Y4Z5A6B7C8D9E0FA12
+             */
+            uli: string | null;
+            /**
+             * @description The FIG's Action Taken: `1` originated (clear to close), `2` approved not accepted, `3` denied, `4` withdrawn.
+             * @enum {string}
+             */
+            actionTaken: "1" | "2" | "3" | "4";
+            /** @description The implemented edits the row fails. */
+            failures: components["schemas"]["HmdaEditFailure"][];
+            /**
+             * @description The FIG's names of the fields left blank because the service does not hold them.
+             * @example [
+             *       "NMLSR ID",
+             *       "Automated Underwriting System: 1"
+             *     ]
+             */
+            missing: string[];
+        };
+        /** @description One FFIEC edit a record fails, with the FIG's message. */
+        HmdaEditFailure: {
+            /**
+             * @description The edit's code in the Filing Instructions Guide (`S300`–`S306`, `V600`–`V721-2`).
+             * @example V611
+             */
+            edit: string;
+            /**
+             * @description The FIG's message for the edit, word for word.
+             * @example Loan Type must equal 1, 2, 3, or 4, and cannot be left blank.
+             */
+            message: string;
+        };
+        /**
          * @description What a custom format writes: `csv` (RFC 4180 CSV with the format's delimiter, columns, headers,
          *     date and number formatting) or `mismo` (MISMO 3.4 reference model XML: `MESSAGE`,
          *     `DEAL_SETS`/`DEAL_SET`/`DEALS`, one `DEAL` per application with its `LOANS`/`LOAN` and the
@@ -4744,9 +5112,30 @@ export interface components {
          * @enum {string}
          */
         UsStateCode: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "PR" | "AS" | "GU" | "MP" | "VI";
+        /** @description The creditor's address. */
+        LenderAddress: {
+            /**
+             * @description Street address.
+             * @example 500 Market Street
+             * @example Suite 300
+             */
+            street: string;
+            /**
+             * @description City.
+             * @example San Francisco
+             */
+            city: string;
+            state: components["schemas"]["UsStateCode"];
+            /**
+             * @description ZIP code.
+             * @example 94105
+             */
+            zip: string;
+        };
         /**
-         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor),
-         *     set by an admin in the dashboard's settings.
+         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor)
+         *     and as the HMDA register's transmittal sheet gives it (the LEI, the contact person, the tax id
+         *     and the federal agency, each absent until set), set by an admin in the dashboard's settings.
          */
         Lender: {
             /**
@@ -4755,26 +5144,40 @@ export interface components {
              * @example LLC
              */
             name: string;
-            /** @description The creditor's address. */
-            address: {
+            address: components["schemas"]["LenderAddress"];
+            /**
+             * @description The lender's Legal Entity Identifier (ISO 17442, with valid check digits): the HMDA
+             *     register's LEI and the start of every ULI. Absent until an admin sets it.
+             * @example 549300HMDATESTLEI024
+             */
+            lei?: string;
+            /** @description The person the HMDA transmittal sheet names as contact (their office address is the lender's address). */
+            contact?: {
+                /** @example Pat Compliance */
+                name: string;
                 /**
-                 * @description Street address.
-                 * @example 500 Market Street
-                 * @example Suite 300
+                 * @description As the FIG writes it (edit V603).
+                 * @example 415-555-0100
                  */
-                street: string;
+                phone: string;
                 /**
-                 * @description City.
-                 * @example San Francisco
+                 * Format: email
+                 * @example hmda@harborlending.test
                  */
-                city: string;
-                state: components["schemas"]["UsStateCode"];
-                /**
-                 * @description ZIP code.
-                 * @example 94105
-                 */
-                zip: string;
+                email: string;
             };
+            /**
+             * @description The Federal Taxpayer Identification Number (edit V607).
+             * @example 12-3456789
+             */
+            taxId?: string;
+            /**
+             * Format: int32
+             * @description The lender's HMDA federal agency: 1 OCC, 2 FRS, 3 FDIC, 5 NCUA, 7 HUD, 9 CFPB.
+             * @example 9
+             * @enum {integer}
+             */
+            agencyCode?: 1 | 2 | 3 | 5 | 7 | 9;
         };
         /**
          * @description What a restricted key may do with one resource family: `none`, `read` (the family's reads),
@@ -4872,6 +5275,11 @@ export interface components {
             demographics?: components["schemas"]["ScopeLevel"];
         };
         /**
+         * @description Identifier of an adverse action notice.
+         * @example ntc-01jdz9c4d5e6f7g8h9j0k1m2n3
+         */
+        NoticeId: string;
+        /**
          * @description Who made the change: a dashboard user (its id and email), an API key (its id and name), the
          *     operator's command line (`cli`), or the service itself (`system`).
          */
@@ -4921,7 +5329,7 @@ export interface components {
              *     `account.mfaRequirementChanged`, `condition.added`, `condition.satisfied`,
              *     `condition.waived`, `rateLock.created`, `rateLock.extended`, `rateLock.cancelled`,
              *     `testClock.advanced`, `testClock.reset`, `account.apiVersionUpgraded`,
-             *     `account.apiVersionRolledBack`, `account.lenderUpdated`, `loanEstimate.delivered`. New actions may be added.
+             *     `account.apiVersionRolledBack`, `account.lenderUpdated`, `loanEstimate.delivered`, `notice.delivered`. New actions may be added.
              * @example webhook.secretRotated
              */
             action: string;
@@ -5305,6 +5713,97 @@ export interface components {
              */
             updatedAt: string | null;
             livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description A principal reason for declining, from Regulation B's model form C-1 (each code's wording is the
+         *     form's; `credit_score` is "Credit score"; `amount_exceeds_limit` and `outside_lending_program`
+         *     are the form's "Other, specify"). An automatic decline maps its failed rules: debt-to-income →
+         *     `excessive_obligations`, loan-to-value → `insufficient_collateral`, credit score →
+         *     `credit_score`, missing data → `incomplete_application`, loan amount → `amount_exceeds_limit`,
+         *     a loan the rate sheet cannot price → `outside_lending_program`.
+         * @example excessive_obligations
+         * @enum {string}
+         */
+        NoticeReasonCode: "incomplete_application" | "insufficient_credit_references" | "unacceptable_credit_references" | "unverifiable_credit_references" | "temporary_employment" | "unverifiable_employment" | "length_of_employment" | "insufficient_income" | "excessive_obligations" | "unverifiable_income" | "length_of_residence" | "temporary_residence" | "unverifiable_residence" | "no_credit_file" | "limited_credit_experience" | "poor_credit_performance_with_us" | "delinquent_obligations" | "collection_action_or_judgment" | "garnishment_or_attachment" | "foreclosure_or_repossession" | "bankruptcy" | "excessive_inquiries" | "insufficient_collateral" | "credit_score" | "amount_exceeds_limit" | "outside_lending_program";
+        /** @description A principal reason, as the notice states it. */
+        NoticeReason: {
+            code: components["schemas"]["NoticeReasonCode"];
+            /**
+             * @description The reason in the words of model form C-1.
+             * @example Excessive obligations in relation to income
+             */
+            text: string;
+        };
+        /**
+         * @description The credit score disclosure of FCRA §609(f) and §615(a), on a notice whose decision used a
+         *     credit score. The service holds only the score the application carries: `keyFactors`,
+         *     `scoredAt` and `source` come from the consumer report, and the lender adds them by hand (empty
+         *     and null here; the notice says so).
+         */
+        CreditScoreDisclosure: {
+            /**
+             * Format: int32
+             * @description The score the decision used.
+             * @example 560
+             */
+            score: number;
+            /**
+             * Format: int32
+             * @description The lowest score of the model's range.
+             * @constant
+             */
+            rangeLow: 300;
+            /**
+             * Format: int32
+             * @description The highest score of the model's range.
+             * @constant
+             */
+            rangeHigh: 850;
+            /**
+             * @description The key factors that adversely affected the score (from the consumer report; empty here).
+             * @example []
+             */
+            keyFactors: string[];
+            /**
+             * Format: date-time
+             * @description When the score was created (from the consumer report; null here).
+             * @example null
+             */
+            scoredAt: string | null;
+            /**
+             * @description The consumer reporting agency that provided the score (null here).
+             * @example null
+             */
+            source: string | null;
+        };
+        /** @description How and when the notice reached the applicant, as the lender recorded it. */
+        NoticeDelivery: {
+            /**
+             * @description How it was delivered.
+             * @example mail
+             * @enum {string}
+             */
+            method: "mail" | "email" | "in_person";
+            deliveredAt: components["schemas"]["Timestamp"];
+        };
+        /** @description The application's notices, oldest first. */
+        NoticeList: components["schemas"]["ListEnvelope"] & {
+            data?: components["schemas"]["AdverseActionNotice"][];
+        };
+        /** @description How and when the notice was delivered to the applicant. */
+        NoticeDeliveredRequest: {
+            /**
+             * @description How it was delivered.
+             * @example mail
+             * @enum {string}
+             */
+            method: "mail" | "email" | "in_person";
+            /**
+             * Format: date-time
+             * @description When it was delivered (mailed, sent or handed over); not in the future and not before the decision.
+             * @example 2026-11-23T15:00:00.000Z
+             */
+            deliveredAt: string;
         };
         /**
          * @description The account a sandbox bank token names: the holder the test-mode bank has on record and the
@@ -5720,6 +6219,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The year has not begun by the environment's clock (`year_in_future`); a register covers a year up to the current one. */
+        HmdaYearInFuture: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description A limit was reached; `code` says which, and `Retry-After` when to try again.
          *     `bank_token_failures_exceeded`: this client address sent too many tokens that failed
@@ -5862,6 +6373,11 @@ export interface components {
          */
         MortgageId: components["schemas"]["MortgageId"];
         /**
+         * @description The notice's identifier.
+         * @example ntc-01jdz9c4d5e6f7g8h9j0k1m2n3
+         */
+        NoticeId: components["schemas"]["NoticeId"];
+        /**
          * @description The condition's identifier.
          * @example cnd-01jdz8q5b2d4f6h8k0m2p4r6t8
          */
@@ -5871,6 +6387,13 @@ export interface components {
          * @example doc-01jdz8m2a7c4e6g8j0k2m4p6r8
          */
         DocumentId: components["schemas"]["DocumentId"];
+        /**
+         * @description The calendar year of the register: the applications whose final action (approval, denial,
+         *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+         *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+         * @example 2026
+         */
+        HmdaYear: number;
         /**
          * @description The custom export format's name.
          * @example lender-csv
@@ -5955,6 +6478,9 @@ export type SchemaApplicationDeclinedEvent = components['schemas']['ApplicationD
 export type SchemaApplicationWithdrawnEvent = components['schemas']['ApplicationWithdrawnEvent'];
 export type SchemaApplicationConditionsUpdatedEvent = components['schemas']['ApplicationConditionsUpdatedEvent'];
 export type SchemaApplicationClearedToCloseEvent = components['schemas']['ApplicationClearedToCloseEvent'];
+export type SchemaAdverseActionNotice = components['schemas']['AdverseActionNotice'];
+export type SchemaAdverseActionDueEvent = components['schemas']['AdverseActionDueEvent'];
+export type SchemaAdverseActionReminderEvent = components['schemas']['AdverseActionReminderEvent'];
 export type SchemaQuoteRequest = components['schemas']['QuoteRequest'];
 export type SchemaQuote = components['schemas']['Quote'];
 export type SchemaQuoteFee = components['schemas']['QuoteFee'];
@@ -6019,7 +6545,7 @@ export type SchemaApplication = components['schemas']['Application'];
 export type SchemaApplicationList = components['schemas']['ApplicationList'];
 export type SchemaApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
 export type SchemaApplicationPatch = components['schemas']['ApplicationPatch'];
-export type SchemaReviewDecisionRequest = components['schemas']['ReviewDecisionRequest'];
+export type SchemaDeclineRequest = components['schemas']['DeclineRequest'];
 export type SchemaApprovalRequest = components['schemas']['ApprovalRequest'];
 export type SchemaCondition = components['schemas']['Condition'];
 export type SchemaConditionType = components['schemas']['ConditionType'];
@@ -6040,6 +6566,9 @@ export type SchemaExportRecord = components['schemas']['ExportRecord'];
 export type SchemaMortgageExport = components['schemas']['MortgageExport'];
 export type SchemaExportFieldName = components['schemas']['ExportFieldName'];
 export type SchemaExportFormatName = components['schemas']['ExportFormatName'];
+export type SchemaHmdaLarCheck = components['schemas']['HmdaLarCheck'];
+export type SchemaHmdaApplicationCheck = components['schemas']['HmdaApplicationCheck'];
+export type SchemaHmdaEditFailure = components['schemas']['HmdaEditFailure'];
 export type SchemaExportFormatBase = components['schemas']['ExportFormatBase'];
 export type SchemaExportFormat = components['schemas']['ExportFormat'];
 export type SchemaExportFormatList = components['schemas']['ExportFormatList'];
@@ -6056,10 +6585,12 @@ export type SchemaBankVerificationFailedCheck = components['schemas']['BankVerif
 export type SchemaNameMatch = components['schemas']['NameMatch'];
 export type SchemaLivemode = components['schemas']['Livemode'];
 export type SchemaUsStateCode = components['schemas']['UsStateCode'];
+export type SchemaLenderAddress = components['schemas']['LenderAddress'];
 export type SchemaLender = components['schemas']['Lender'];
 export type SchemaScopeLevel = components['schemas']['ScopeLevel'];
 export type SchemaApiKeyScopes = components['schemas']['ApiKeyScopes'];
 export type SchemaApiKeyScopesInput = components['schemas']['ApiKeyScopesInput'];
+export type SchemaNoticeId = components['schemas']['NoticeId'];
 export type SchemaAuditActor = components['schemas']['AuditActor'];
 export type SchemaAuditEvent = components['schemas']['AuditEvent'];
 export type SchemaAuditEventList = components['schemas']['AuditEventList'];
@@ -6079,6 +6610,12 @@ export type SchemaRace = components['schemas']['Race'];
 export type SchemaDemographicsInput = components['schemas']['DemographicsInput'];
 export type SchemaDemographics = components['schemas']['Demographics'];
 export type SchemaApplicationDemographics = components['schemas']['ApplicationDemographics'];
+export type SchemaNoticeReasonCode = components['schemas']['NoticeReasonCode'];
+export type SchemaNoticeReason = components['schemas']['NoticeReason'];
+export type SchemaCreditScoreDisclosure = components['schemas']['CreditScoreDisclosure'];
+export type SchemaNoticeDelivery = components['schemas']['NoticeDelivery'];
+export type SchemaNoticeList = components['schemas']['NoticeList'];
+export type SchemaNoticeDeliveredRequest = components['schemas']['NoticeDeliveredRequest'];
 export type SchemaTestBankTokenRequest = components['schemas']['TestBankTokenRequest'];
 export type SchemaTestBankToken = components['schemas']['TestBankToken'];
 export type SchemaTestDataDeleted = components['schemas']['TestDataDeleted'];
@@ -6105,6 +6642,7 @@ export type ResponseWebhookUrlNotAllowed = components['responses']['WebhookUrlNo
 export type ResponseWebhookStateConflict = components['responses']['WebhookStateConflict'];
 export type ResponseWebhookRecoveryRefused = components['responses']['WebhookRecoveryRefused'];
 export type ResponseInvalidTransition = components['responses']['InvalidTransition'];
+export type ResponseHmdaYearInFuture = components['responses']['HmdaYearInFuture'];
 export type ResponseBankVerificationAttemptsExceeded = components['responses']['BankVerificationAttemptsExceeded'];
 export type ResponseBankPartnerFailed = components['responses']['BankPartnerFailed'];
 export type ResponseWebhookAccepted = components['responses']['WebhookAccepted'];
@@ -6124,8 +6662,10 @@ export type ParameterAuditCreatedFrom = components['parameters']['AuditCreatedFr
 export type ParameterAuditCreatedTo = components['parameters']['AuditCreatedTo'];
 export type ParameterRequestId = components['parameters']['RequestId'];
 export type ParameterMortgageId = components['parameters']['MortgageId'];
+export type ParameterNoticeId = components['parameters']['NoticeId'];
 export type ParameterConditionId = components['parameters']['ConditionId'];
 export type ParameterDocumentId = components['parameters']['DocumentId'];
+export type ParameterHmdaYear = components['parameters']['HmdaYear'];
 export type ParameterFormatName = components['parameters']['FormatName'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
 export type ParameterWebhookTimestamp = components['parameters']['WebhookTimestamp'];
@@ -7741,10 +8281,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description An optional note explaining the decision. */
+        /** @description An optional note explaining the decision, and optionally the notice's principal reasons. */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["ReviewDecisionRequest"];
+                "application/json": components["schemas"]["DeclineRequest"];
             };
         };
         responses: {
@@ -7818,6 +8358,157 @@ export interface operations {
             403: components["responses"]["ScopeMissing"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidTransition"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listNotices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notices, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoticeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    downloadNotice: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `pdf` (the default) or `html`.
+                 * @example pdf
+                 */
+                format?: "pdf" | "html";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+                /**
+                 * @description The notice's identifier.
+                 * @example ntc-01jdz9c4d5e6f7g8h9j0k1m2n3
+                 */
+                noticeId: components["parameters"]["NoticeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notice's file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /**
+                     * @description `attachment`, with a file name made of the notice id and the format.
+                     * @example attachment; filename="ntc-01jdz9c4d5e6f7g8h9j0k1m2n3.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ScopeMissing"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    markNoticeDelivered: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (for example a UUID) that makes a retry of this request safe. For 24 hours the
+                 *     same key with the same body replays the first response (with `Idempotent-Replayed: true`),
+                 *     the same key with a different body is refused with 422, and a retry while the first request
+                 *     is still running gets 409. If the service restarted after the first request took effect but
+                 *     before its response was recorded, a retry gets 409 `idempotency_outcome_unknown` rather than
+                 *     a second effect.
+                 * @example 5f0c6b3e-8a3d-4c55-9a58-2f1d3b6b9d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The mortgage application's identifier.
+                 * @example mtg-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                mortgageId: components["parameters"]["MortgageId"];
+                /**
+                 * @description The notice's identifier.
+                 * @example ntc-01jdz9c4d5e6f7g8h9j0k1m2n3
+                 */
+                noticeId: components["parameters"]["NoticeId"];
+            };
+            cookie?: never;
+        };
+        /** @description How and when it was delivered. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoticeDeliveredRequest"];
+            };
+        };
+        responses: {
+            /** @description The notice, delivered. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdverseActionNotice"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -8741,6 +9432,118 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    exportHmdaLar: {
+        parameters: {
+            query: {
+                /**
+                 * @description The calendar year of the register: the applications whose final action (approval, denial,
+                 *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+                 *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+                 * @example 2026
+                 */
+                year: components["parameters"]["HmdaYear"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The register as the FFIEC's pipe-delimited text file, streamed: the transmittal sheet
+             *     (15 fields), then one LAR row (110 fields) per reportable application, oldest first, each
+             *     line ending with `\n`. The `Hmda-Lar-*` headers give what the implemented edits found
+             *     over the same rows, read just before the file began.
+             */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /**
+                     * @description Asks a browser to save the response as a file, and names it.
+                     * @example attachment; filename="hmda-lar-2026.txt"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description The number of LAR rows (the transmittal sheet's Total Number of Entries).
+                     * @example 1
+                     */
+                    "Hmda-Lar-Rows"?: number;
+                    /**
+                     * @description The rows that fail at least one edit the service implements, plus one when the
+                     *     transmittal sheet fails one; `GET /v1/exports/hmda-lar/check` lists them.
+                     * @example 0
+                     */
+                    "Hmda-Lar-Rows-Failing-Edits"?: number;
+                    /**
+                     * @description The rows (and the transmittal sheet) with a field left blank for the lender to complete.
+                     * @example 1
+                     */
+                    "Hmda-Lar-Rows-Missing-Fields"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["HmdaYearInFuture"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    checkHmdaLar: {
+        parameters: {
+            query: {
+                /**
+                 * @description The calendar year of the register: the applications whose final action (approval, denial,
+                 *     withdrawal, clear to close) is dated in that year, UTC. From 2018, the first year of the
+                 *     FFIEC's current format, to the current year (a later year is a `422`, `year_in_future`).
+                 * @example 2026
+                 */
+                year: components["parameters"]["HmdaYear"];
+                /**
+                 * @description The page size.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `nextCursor` of the previous page.
+                 * @example eyJrIjoia2V5LTAxamR6OGszbjRxMnY2eDliN2M1dDFyMGFhIn0
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The edits' findings for the year. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HmdaLarCheck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["HmdaYearInFuture"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
     getExportFormat: {
         parameters: {
             query?: never;
@@ -9573,6 +10376,76 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RateLockCancelledEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationAdverseActionDueEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdverseActionDueEvent"];
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookAccepted"];
+        };
+    };
+    applicationAdverseActionReminderEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt-…`), the same on every retry of the delivery; use it to drop duplicates.
+                 * @example evt-01jdz8k3n4q2v6x9b7c5t1r0aa
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds. Reject deliveries more than five minutes old.
+                 * @example 1795285800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description Space-separated signatures `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`,
+                 *     per the Standard Webhooks specification. During a secret rotation two signatures are sent.
+                 *     Verify with the `standardwebhooks` package and the endpoint's `whsec_…` secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event payload. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdverseActionReminderEvent"];
             };
         };
         responses: {

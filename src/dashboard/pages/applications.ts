@@ -17,6 +17,7 @@ import { listApplicationVerifications } from '../../services/bankVerification.ts
 import { decisionQueue, findApplications, type ApplicationSearch } from '../../services/desk.ts';
 import { listDocuments, openDocument } from '../../services/documents.ts';
 import { activeRateLockOf } from '../../services/rateLocks.ts';
+import { noticesDue } from '../../services/notices.ts';
 import { actingAs, accountOf, readingContext, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
@@ -84,6 +85,10 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
   router.get('applications', '/applications', async (koa) => {
     const session = requireSession(koa);
     const accountId = accountOf(session);
+    if (koa.query.view === 'notices') {
+      render(koa, 'notices-due', { title: 'Notices due', nav: 'applications', notices: await noticesDue(ctx, accountId, QUEUE_SIZE) });
+      return;
+    }
     if (koa.query.view === 'queue') {
       const queue = await decisionQueue(readingContext(ctx, koa), accountId, QUEUE_SIZE);
       render(koa, 'applications', { title: 'Needs a decision', nav: 'applications', view: 'queue', applications: queue.map(toApplication), search: {}, statuses: APPLICATION_STATUSES, conditionFilters: CONDITION_FILTERS, nextAfter: null, paged: false, query: '' });

@@ -1,6 +1,7 @@
 /**
  * The lender's name and address on the settings page (admins): what notices to applicants give as
- * the creditor. Saved whole; the use case checks it and records it in the audit log.
+ * the creditor; and what the HMDA register's transmittal sheet adds (LEI, contact, tax id, federal
+ * agency). Saved whole; the use case checks it and records it in the audit log.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -28,6 +29,12 @@ export function lenderValues(lender: Lender | null): Record<string, string> {
   values['/address/city'] = lender.address.city;
   values['/address/state'] = lender.address.state;
   values['/address/zip'] = lender.address.zip;
+  values['/lei'] = lender.lei ?? '';
+  values['/contact/name'] = lender.contact?.name ?? '';
+  values['/contact/phone'] = lender.contact?.phone ?? '';
+  values['/contact/email'] = lender.contact?.email ?? '';
+  values['/taxId'] = lender.taxId ?? '';
+  values['/agencyCode'] = lender.agencyCode === undefined ? '' : String(lender.agencyCode);
   return values;
 }
 
@@ -44,6 +51,12 @@ export function lenderRoutes(router: Router, ctx: AppContext, showAgain: (koa: C
         city: field('/address/city'),
         state: field('/address/state').toUpperCase(),
         zip: field('/address/zip'),
+        lei: field('/lei').toUpperCase(),
+        contactName: field('/contact/name'),
+        contactPhone: field('/contact/phone'),
+        contactEmail: field('/contact/email'),
+        taxId: field('/taxId'),
+        agencyCode: field('/agencyCode'),
       });
       redirect(koa, '/dashboard/settings?done=lender#lender');
     } catch (err) {

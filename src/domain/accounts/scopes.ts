@@ -102,6 +102,8 @@ export interface DeclaredOperation {
   schemes: string[];
   /** The response statuses it declares. */
   statuses: string[];
+  /** Its `x-demographic-data` (`true` when its answer holds applicants' HMDA demographic data). */
+  demographicData?: unknown;
 }
 
 /**
@@ -125,7 +127,10 @@ function memberScopes(operations: DeclaredOperation[]): ApiKeyScopes {
  * `POST /v1/banks/verify`) declares `none`, since scopes are an API key's, an operation that
  * needs a scope declares the 403 a restricted key without it gets, and an operation that needs the
  * admin role needs a scope no member operation needs (else a restricted key made for a member's
- * work, such as an intake integration's `applications:write`, would reach it).
+ * work, such as an intake integration's `applications:write`, would reach it). An operation whose
+ * answer holds applicants' demographic data (`x-demographic-data: true`: the HMDA register and its
+ * check) needs the admin role (Regulation C data an examiner reads, not a member integration's),
+ * and with it, by the rule before, a scope no member operation needs.
  */
 export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFamilies: string[]): string[] {
   const issues: string[] = [];
@@ -134,6 +139,11 @@ export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFa
     if (op.requiredScope === undefined) {
       issues.push(`${op.where} declares no x-required-scope (use <family>:<read|write> or none)`);
       continue;
+    }
+    if (op.demographicData !== undefined && op.demographicData !== true) {
+      issues.push(`${op.where}: x-demographic-data must be true when present, got ${JSON.stringify(op.demographicData)}`);
+    } else if (op.demographicData === true && op.requiredRole !== 'admin') {
+      issues.push(`${op.where} answers with applicants' demographic data (x-demographic-data) but does not need the admin role: add x-required-role: admin`);
     }
     if (op.requiredRole !== undefined && op.requiredRole !== 'admin') {
       issues.push(`${op.where}: x-required-role ${JSON.stringify(op.requiredRole)} is not admin (leave it out for an operation any key of the account may call)`);

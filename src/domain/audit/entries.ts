@@ -52,6 +52,7 @@ export type AuditAction =
   | 'account.apiVersionUpgraded'
   | 'account.apiVersionRolledBack'
   | 'account.lenderUpdated'
+  | 'notice.delivered'
   | 'condition.added'
   | 'condition.satisfied'
   | 'condition.waived'

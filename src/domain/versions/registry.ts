@@ -10,10 +10,11 @@ import { clearToClose } from './changes/2026-12-07-clear-to-close.ts';
 import { eventKinds } from './changes/2026-12-07-event-kinds.ts';
 import { restrictedKeys } from './changes/2026-12-07-restricted-keys.ts';
 import { loanEstimateEvents } from './changes/2026-12-08-loan-estimate-events.ts';
+import { adverseActionEvents } from './changes/2026-12-08-adverse-action-events.ts';
 import { RELEASED_VERSIONS } from './released.ts';
 
 /** Every change, oldest version first (within a version, in the order they are undone last to first). */
-export const CHANGES: readonly VersionChange[] = [clearToClose, restrictedKeys, eventKinds, loanEstimateEvents];
+export const CHANGES: readonly VersionChange[] = [clearToClose, restrictedKeys, eventKinds, loanEstimateEvents, adverseActionEvents];
 
 /** The first version: the contract of the first release. */
 export const FIRST_VERSION = '2026-11-21';

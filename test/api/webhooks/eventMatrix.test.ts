@@ -23,6 +23,8 @@ const KINDS: EventType[] = [
   'application.withdrawn',
   'application.conditions_updated',
   'application.cleared_to_close',
+  'application.adverse_action_due',
+  'application.adverse_action_reminder',
 ];
 
 let app: TestApp;
@@ -93,6 +95,9 @@ describe('each event kind goes only to the endpoints that chose it', () => {
       'application.withdrawn': 1,
       'application.conditions_updated': 2,
       'application.cleared_to_close': 1,
+      // The reviewer's decline makes its notice; its reminder waits 25 days (test/api/notices.test.ts moves the test clock).
+      'application.adverse_action_due': 1,
+      'application.adverse_action_reminder': 0,
     };
     const received = new Map<EventType, Array<Record<string, unknown>>>();
     for (const kind of KINDS) {

@@ -173,6 +173,18 @@ describe('scopeDeclarationIssues: an admin operation needs a scope no member ope
     expect(scopeDeclarationIssues(operations, fewer)[0]).toContain('scope families (quotes, applications, ');
   });
 
+  it('fails an operation answering with demographic data that any key may call, and passes it as an admin operation', () => {
+    const demographic = (requiredRole: string | undefined, requiredScope = 'exports:write'): DeclaredOperation => ({ ...op('exportHmdaLar', requiredScope, requiredRole), demographicData: true });
+    const member = op('exportMortgages', 'exports:read');
+    expect(issues([member, demographic(undefined)])).toEqual([
+      "exportHmdaLar answers with applicants' demographic data (x-demographic-data) but does not need the admin role: add x-required-role: admin",
+    ]);
+    expect(issues([member, demographic('admin')])).toEqual([]);
+    // The admin role alone is not enough: exports:read is a member operation's scope.
+    expect(issues([member, demographic('admin', 'exports:read')])[0]).toContain('exportHmdaLar needs the admin role but its x-required-scope is exports:read');
+    expect(issues([{ ...demographic('admin'), demographicData: 'yes' }])).toEqual(['exportHmdaLar: x-demographic-data must be true when present, got "yes"']);
+  });
+
   it('does not count an operation that takes no API key as a member operation', () => {
     expect(issues([op('verifyBank', 'none', undefined, ['bankToken']), op('createBankToken', 'bankVerifications:write', 'admin')])).toEqual([]);
     // Only the bank-token operation's own scope is wrong; the admin operation is not flagged because of it.
