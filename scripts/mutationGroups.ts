@@ -87,7 +87,9 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     testFiles: [
       'test/unit/domain/limits/requestLogBudget.test.ts',
       'test/unit/services/requestLogRecorder.test.ts',
+      'test/unit/services/requestLogFlush.test.ts',
       'test/store/requestLogBatches.test.ts',
+      'test/store/requestLogQueries.test.ts',
       'test/api/requestLogs.test.ts',
       'test/api/requestLogFlood.test.ts',
       'test/api/edge.test.ts',

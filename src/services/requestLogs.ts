@@ -124,7 +124,9 @@ export function requestLogRecorder(ctx: AppContext, options: { entriesPerMinute?
         // Put them back in front, within the bound, and try again on the next flush.
         const room = Math.max(0, REQUEST_LOG_BUFFER_LIMIT - buffer.length);
         const kept = batch.slice(Math.max(0, batch.length - room));
+        // Counted for the next flush's warning too: lost here, they would otherwise go unreported.
         dropped += batch.length - kept.length;
+        droppedSinceWarning += batch.length - kept.length;
         buffer = [...kept, ...buffer];
         ctx.log.warn({ err, waiting: buffer.length }, 'request log flush failed; retrying later');
         return;
@@ -182,9 +184,8 @@ export function requestLogRecorder(ctx: AppContext, options: { entriesPerMinute?
   };
 }
 
-/** Writes the entries in one transaction, a batch row per environment (per REQUEST_LOG_BATCH_ENTRIES), with each key's name as it is now. */
+/** Writes the entries (never none: the buffer's batches) in one transaction, a batch row per environment (per REQUEST_LOG_BATCH_ENTRIES), with each key's name as it is now. */
 async function writeRequestLogs(ctx: AppContext, entries: readonly RequestLogEntry[]): Promise<void> {
-  if (entries.length === 0) return;
   const byEnvironment = new Map<string, RequestLogEntry[]>();
   for (const entry of entries) {
     const same = byEnvironment.get(entry.accountId);
