@@ -1,31 +1,74 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loanEstimateFigures, type LoanEstimateInputs } from '../../../../src/domain/disclosures/loanEstimateFigures.ts';
+import { mortgageInsurancePaymentsUntilAutomaticTermination } from '../../../../src/domain/disclosures/mortgageInsuranceTermination.ts';
+import { scheduleRows } from '../../../../src/domain/pricing/amortization.ts';
 import { priceLoanFromSheet } from '../../../../src/domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET } from '../../../../src/domain/pricing/rateSheet.ts';
 
 /**
  * The CFPB's sample Loan Estimate H-24(B) (fixed rate, Ficus Bank, Michael Jones and Mary Stone):
- * $162,000 over 30 years at 3.875 %, sale price $180,000. Page 2: A. Origination Charges $1,802
- * (points $405, application $300, underwriting $1,097); D. Total Loan Costs $5,672; F. Prepaid
- * interest $262 ($17.44 a day for 15 days); G. escrow of homeowner's insurance $100.83 and property
- * taxes $105.30 a month. Mortgage insurance shows as $82 in years 1–7: $82.35 a month (0.61 % a
- * year of the loan amount) is the premium that makes page 3's In 5 Years come out; it ends on the
- * 80th payment, the first whose balance is scheduled to reach 78 % of the $180,000 value.
+ * $162,000 over 30 years at 3.875 %, sale price $180,000. Page 1 publishes Loan Costs $5,672 and
+ * Other Costs $2,382; page 2 itemizes them (below); G. escrow of homeowner's insurance $100.83 and
+ * property taxes $105.30 a month. Mortgage insurance shows as $82 in years 1–7: $82.35 a month is
+ * the premium the sample's Closing Disclosure H-25(B) prints for the same loan (and the one that
+ * makes page 3's In 5 Years come out); it runs until the Homeowners Protection Act ends it.
  */
+interface PageTwoItem {
+  name: string;
+  cents: number;
+  /** Whether 12 CFR 1026.4 makes it a finance charge, and why. */
+  financeCharge: boolean;
+  rule: string;
+}
+
+const H24B_PAGE_TWO: PageTwoItem[] = [
+  { name: 'A. points (0.25 %)', cents: 40_500, financeCharge: true, rule: '1026.4(b)(3)' },
+  { name: 'A. application fee', cents: 30_000, financeCharge: true, rule: '1026.4(a): 4(c)(1) excludes it only when all applicants pay it, credit or not, which the sample does not say' },
+  { name: 'A. underwriting fee', cents: 109_700, financeCharge: true, rule: '1026.4(a), (b)(2)' },
+  { name: 'B. appraisal fee', cents: 40_500, financeCharge: false, rule: '1026.4(c)(7)(iv)' },
+  { name: 'B. credit report fee', cents: 3000, financeCharge: false, rule: '1026.4(c)(7)(iii)' },
+  { name: 'B. flood determination fee', cents: 2000, financeCharge: false, rule: '1026.4(c)(7)(iv): flood-hazard determination before closing; comment 4(c)(7)-3' },
+  { name: 'B. flood monitoring fee', cents: 3200, financeCharge: true, rule: 'comment 4(c)(7)-3: determinations during the loan term' },
+  { name: 'B. tax monitoring fee', cents: 7500, financeCharge: true, rule: 'comment 4(c)(7)-3: tax-lien status during the loan term' },
+  { name: 'B. tax status research fee', cents: 11_000, financeCharge: false, rule: 'comment 4(c)(7)-3: a search for tax liens for the initial decision to grant credit' },
+  { name: 'C. pest inspection fee', cents: 13_500, financeCharge: false, rule: '1026.4(c)(7)(iv)' },
+  { name: 'C. survey fee', cents: 6500, financeCharge: false, rule: '1026.4(c)(7)(i)' },
+  { name: 'C. title – insurance binder', cents: 70_000, financeCharge: false, rule: '1026.4(c)(7)(i)' },
+  { name: "C. title – lender's title policy", cents: 53_500, financeCharge: false, rule: '1026.4(c)(7)(i)' },
+  { name: 'C. title – settlement agent fee', cents: 50_200, financeCharge: false, rule: '1026.4(a)(2): a closing agent’s fee the creditor neither requires nor shares' },
+  { name: 'C. title – title search', cents: 126_100, financeCharge: false, rule: '1026.4(c)(7)(i)' },
+];
+const H24B_PREPAID_INTEREST = 26_200; // F: $17.44 a day for 15 days; a finance charge (1026.4(b)(1)), prepaid (1026.2(a)(23))
+const H24B_LOAN_COSTS = H24B_PAGE_TWO.reduce((sum, item) => sum + item.cents, 0);
+const H24B_PREPAID_FINANCE_CHARGES = H24B_PAGE_TWO.filter((item) => item.financeCharge).reduce((sum, item) => sum + item.cents, 0) + H24B_PREPAID_INTEREST;
+const H24B_MI_PAYMENTS = mortgageInsurancePaymentsUntilAutomaticTermination(16_200_000, 3875, 30, 18_000_000);
+
 const H24B: LoanEstimateInputs = {
   amountCents: 16_200_000,
   rateThousandths: 3875,
   termYears: 30,
-  loanCostsCents: 567_200,
-  prepaidFinanceChargesCents: 180_200 + 26_200,
-  prepaidInterestCents: 26_200,
-  mortgageInsurance: { monthlyCents: 8235, months: 80 },
+  loanCostsCents: H24B_LOAN_COSTS,
+  prepaidFinanceChargesCents: H24B_PREPAID_FINANCE_CHARGES,
+  prepaidInterestCents: H24B_PREPAID_INTEREST,
+  mortgageInsurance: { monthlyCents: 8235, months: H24B_MI_PAYMENTS },
   escrowMonthlyCents: 10_083 + 10_530,
 };
 
 describe('the CFPB sample Loan Estimate H-24(B)', () => {
   const figures = loanEstimateFigures(H24B);
+
+  it('page 2 adds up to page 1: Loan Costs $5,672; the finance charges among them (A $1,802, flood and tax monitoring $107) and prepaid interest make $2,171', () => {
+    expect(H24B_LOAN_COSTS).toBe(567_200);
+    expect(H24B_PREPAID_FINANCE_CHARGES).toBe(180_200 + 3200 + 7500 + 26_200);
+  });
+
+  it('mortgage insurance runs 80 payments: the 80th is the first to bring the balance to 78 % of $180,000 ($140,400)', () => {
+    expect(H24B_MI_PAYMENTS).toBe(80);
+    const rows = scheduleRows(16_200_000, 3875, 30);
+    expect(rows[78]!.balanceCents).toBeGreaterThan(14_040_000);
+    expect(rows[79]!.balanceCents).toBeLessThanOrEqual(14_040_000);
+  });
 
   it('Loan Terms: $162,000, 3.875 %, monthly principal & interest $761.78 (to the cent)', () => {
     expect(figures.loanAmountCents).toBe(16_200_000);
@@ -49,21 +92,78 @@ describe('the CFPB sample Loan Estimate H-24(B)', () => {
     expect(loanEstimateFigures({ ...H24B, prepaidInterestCents: 0 }).inFiveYearsTotalPaidDollars).toBe(56_320);
   });
 
-  it('TIP: 69.448 % by the three-decimal rule of 1026.37(o)(4)(ii); the sample prints 69.45 %, the same figure to two decimals', () => {
+  it('TIP: 69.448 % by the three-decimal rule of 1026.37(o)(4)(ii) as amended in 2017; the 2014 sample prints 69.45 %, the same figure to two decimals', () => {
     expect(figures.totalInterestPercentageThousandths).toBe(69_448);
     expect(Math.round(figures.totalInterestPercentageThousandths / 10) / 100).toBe(69.45);
     // Without the prepaid interest it would be 69.286 %: the sample counts it, as 37(l)(3) says.
     expect(figures.totalInterestCents).toBe(11_224_370);
+    // With the Closing Disclosure's $279.04 it would be 69.458 % (69.46 %, the CD's figure): the LE's $262 is the one that gives 69.45 %.
+    expect(loanEstimateFigures({ ...H24B, prepaidInterestCents: 27_904 }).totalInterestPercentageThousandths).toBe(69_458);
   });
 
-  it('APR: the finance charge read from page 2 (A + prepaid interest, MI to 78 %) gives 4.285 %, not the published 4.274 %', () => {
-    expect(figures.amountFinancedCents).toBe(15_993_600);
-    expect(figures.aprThousandths).toBe(4285);
+  it('APR: page 2 read under 1026.4 (prepaid finance charges $2,171, mortgage insurance on 80 payments) gives 4.291 %, not the published 4.274 %', () => {
+    expect(figures.amountFinancedCents).toBe(16_200_000 - 217_100);
+    expect(figures.aprThousandths).toBe(4291);
   });
 
-  it('APR: 4.274 % is reproduced only with a fitted finance charge (prepaid finance charges $1,802 = section A alone, MI on 81 payments)', () => {
-    const fitted = loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents: 180_200, mortgageInsurance: { monthlyCents: 8235, months: 81 } });
-    expect(fitted.aprThousandths).toBe(4274);
+  it('APR: with insurance on the 80 payments the Act allows, 4.274 % needs prepaid finance charges of $1,856 to $1,873, a sum no reading of page 2 under 1026.4 makes', () => {
+    const aprWith = (prepaidFinanceChargesCents: number) => loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents }).aprThousandths;
+    expect([aprWith(185_500), aprWith(185_600), aprWith(187_300), aprWith(187_400)]).toEqual([4273, 4274, 4274, 4275]);
+    // The nearest readings: section A alone ($1,802) 4.271 %; A and prepaid interest ($2,064) 4.285 %.
+    expect([aprWith(180_200), aprWith(206_400)]).toEqual([4271, 4285]);
+  });
+});
+
+/**
+ * The CFPB's sample Closing Disclosure H-25(B) for the same loan publishes what the Loan Estimate
+ * does not: Amount Financed $162,000.00, Finance Charge $118,830.27, Total of Payments $285,803.36,
+ * APR 4.174 %, TIP 69.46 %, mortgage insurance $82.35 a month in years 1–7, prepaid interest $279.04.
+ * Its finance charge is the note's interest ($112,243.70) and $6,586.57 of insurance premiums, and
+ * its amount financed is the whole loan amount: it counts no prepaid finance charge (not even the
+ * points, which 1026.4(b)(3) makes one). From those published inputs its APR comes out exactly.
+ */
+describe('the CFPB sample Closing Disclosure H-25(B), the same loan at closing', () => {
+  const closing = loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents: 0, prepaidInterestCents: 27_904 });
+
+  it('APR 4.174 % from its published amount financed ($162,000.00) and $82.35 of insurance on the 80 payments the Act allows', () => {
+    expect(closing.amountFinancedCents).toBe(16_200_000);
+    expect(closing.aprThousandths).toBe(4174);
+  });
+
+  it('the finance charge: interest $112,243.70 and 80 premiums ($6,588.00) are $1.43 more than the published $118,830.27; 79 premiums would be $80.92 less', () => {
+    const published = 11_883_027;
+    expect(closing.totalInterestCents + 80 * 8235 - published).toBe(143);
+    expect(published - (closing.totalInterestCents + 79 * 8235)).toBe(8092);
+  });
+
+  it('TIP 69.458 % with its prepaid interest of $279.04: the published 69.46 % to two decimals', () => {
+    expect(closing.totalInterestPercentageThousandths).toBe(69_458);
+    expect(Math.round(closing.totalInterestPercentageThousandths / 10) / 100).toBe(69.46);
+  });
+});
+
+describe('mortgage insurance until automatic termination', () => {
+  it('no payment carries it when the loan starts at or below 78 % of the value', () => {
+    expect(mortgageInsurancePaymentsUntilAutomaticTermination(14_040_000, 3875, 30, 18_000_000)).toBe(0);
+    expect(mortgageInsurancePaymentsUntilAutomaticTermination(14_040_001, 3875, 30, 18_000_000)).toBe(1);
+  });
+
+  it('is the first payment whose scheduled balance is at or below 78 %, for any fixed-rate loan', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 5_000_000, max: 100_000_000 }), fc.integer({ min: 0, max: 12_000 }), fc.constantFrom(10, 15, 20, 30), fc.integer({ min: 79, max: 100 }), (amount, rate, term, ltv) => {
+        const value = Math.ceil((amount * 100) / ltv);
+        const k = mortgageInsurancePaymentsUntilAutomaticTermination(amount, rate, term, value);
+        const rows = scheduleRows(amount, rate, term);
+        const threshold = Math.floor((value * 78) / 100);
+        return k >= 1 && rows[k - 1]!.balanceCents <= threshold && (k === 1 || rows[k - 2]!.balanceCents > threshold);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('refuses an original value that is not whole cents ≥ 1', () => {
+    expect(() => mortgageInsurancePaymentsUntilAutomaticTermination(16_200_000, 3875, 30, 0)).toThrow(RangeError);
+    expect(() => mortgageInsurancePaymentsUntilAutomaticTermination(16_200_000, 3875, 30, 1.5)).toThrow(RangeError);
   });
 });
 
