@@ -102,6 +102,7 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'test/unit/domain/audit/chain.test.ts',
       'test/unit/domain/audit/anchors.test.ts',
       'test/unit/domain/keys/derivedKeys.test.ts',
+      'test/store/auditAnchors.test.ts',
       'test/api/auditAnchors.test.ts',
       'test/api/auditChain.test.ts',
     ],

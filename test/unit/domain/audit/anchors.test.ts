@@ -29,6 +29,17 @@ describe('anchor MACs', () => {
     // brokenAt is covered too: clearing it breaks the MAC.
     expect(checkAnchor(ACCOUNT, 'head', { ...record(5, HASH_5, 4), brokenAt: null }, lookup)).toMatchObject({ reason: 'anchor_moved' });
     expect(checkAnchor(ACCOUNT, 'head', { ...made, mac: 'not a mac' }, lookup)).toMatchObject({ reason: 'anchor_moved' });
+    // Cut short in the database: named as moved, not a crash of `audit verify`.
+    expect(checkAnchor(ACCOUNT, 'head', { ...made, mac: made.mac!.slice(0, -2) }, lookup)).toEqual({ reason: 'anchor_moved', kind: 'head', seq: 5 });
+  });
+
+  it('name their key only in their own form (v1, a key id, the MAC): anything else is not a MAC', () => {
+    expect(anchorMacKeyId(`v1:${KEY.keyId}:${'0'.repeat(64)}`)).toBe(KEY.keyId);
+    expect(anchorMacKeyId(`v2:${KEY.keyId}:${'0'.repeat(64)}`)).toBeNull();
+    expect(anchorMacKeyId(`v1::${'0'.repeat(64)}`)).toBeNull();
+    expect(anchorMacKeyId(`v1:${KEY.keyId}`)).toBeNull();
+    expect(anchorMacKeyId(`v1:${KEY.keyId}:${'0'.repeat(64)}:extra`)).toBeNull();
+    expect(anchorMacKeyId(`x:${KEY.keyId}:${'0'.repeat(64)}:extra`)).toBeNull();
   });
 
   it('report a missing MAC, a key not held, and a move found earlier', () => {

@@ -50,6 +50,11 @@ describe('canonicalJson', () => {
   it('leaves out undefined members, as JSON does', () => {
     expect(canonicalJson({ a: undefined, b: 'x' })).toBe('{"b":"x"}');
   });
+
+  it('writes undefined in an array, or alone, as null, as JSON does in arrays', () => {
+    expect(canonicalJson([1, undefined, 'x'])).toBe('[1,null,"x"]');
+    expect(canonicalJson(undefined)).toBe('null');
+  });
 });
 
 describe('entryHash', () => {
@@ -112,6 +117,33 @@ describe('ChainVerifier', () => {
     const verifier = new ChainVerifier({ seq: 0, hash: GENESIS_HASH });
     expect(verifier.check(entries.slice(0, 2))).toBeNull();
     expect(verifier.finish({ seq: 3, hash: entries[2]!.hash })).toEqual({ reason: 'missing_newest', expectedSeq: 3, lastSeq: 2 });
+  });
+
+  it('finds a gap in the seqs even when the entries after it were rehashed to follow one another', () => {
+    const entries = chain(2);
+    // Entry #2 deleted, and #3 written (hash and all) to follow #1 directly.
+    const after = content(3);
+    const forged = { ...after, prevHash: entries[0]!.hash, hash: entryHash(after, entries[0]!.hash) };
+    expect(new ChainVerifier({ seq: 0, hash: GENESIS_HASH }).check([entries[0]!, forged])).toEqual({
+      reason: 'missing_predecessor',
+      auditEventId: forged.auditEventId,
+      seq: 3,
+      expectedSeq: 2,
+    });
+  });
+
+  it('finds a head naming an entry other than the last one, by its seq or by its hash', () => {
+    const entries = chain(3);
+    const verifier = new ChainVerifier({ seq: 0, hash: GENESIS_HASH });
+    expect(verifier.check(entries)).toBeNull();
+    // The head's seq moved past the last entry, its hash left as it was.
+    expect(verifier.finish({ seq: 5, hash: entries[2]!.hash })).toEqual({ reason: 'missing_newest', expectedSeq: 5, lastSeq: 3 });
+    // The newest entry replaced by a forged one that follows the chain: the head still names the original.
+    const forgedContent = content(3, { action: 'apiKey.created' });
+    const forged = { ...forgedContent, prevHash: entries[1]!.hash, hash: entryHash(forgedContent, entries[1]!.hash) };
+    const second = new ChainVerifier({ seq: 0, hash: GENESIS_HASH });
+    expect(second.check([entries[0]!, entries[1]!, forged])).toBeNull();
+    expect(second.finish({ seq: 3, hash: entries[2]!.hash })).toEqual({ reason: 'missing_newest', expectedSeq: 3, lastSeq: 3 });
   });
 
   it('starts from a retention anchor, and refuses a chain whose oldest kept entries were deleted past it', () => {
