@@ -24,10 +24,13 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
     mutate: ['src/dashboard/routeAccess.ts', 'src/dashboard/mfaGate.ts', 'src/dashboard/index.ts', 'src/services/sessions.ts:90-110', 'src/services/mfa.ts:175-290'],
     testFiles: [
       'test/unit/dashboard/routeAccess.test.ts',
+      'test/dashboard/secondFactorService.test.ts',
+      'test/dashboard/pipeline.test.ts',
       'test/dashboard/routeAccess.test.ts',
       'test/dashboard/sessionRenewal.test.ts',
       'test/dashboard/mfa.test.ts',
       'test/dashboard/security.test.ts',
+      'test/api/auditMfa.test.ts',
     ],
   },
   // The edge's authentication: API keys and bank tokens.
