@@ -55,6 +55,24 @@ export async function tempDataDir(prefix = 'mos-proc-'): Promise<{ dataDir: stri
 }
 
 /** Polls `check` every `intervalMs` until it returns a truthy value or `timeoutMs` passes. */
+/**
+ * Waits until `count()` has not moved for `quietMs` (a stream that stopped reading because its
+ * reader paused), and returns it; throws naming `what` when it keeps moving for `timeoutMs`.
+ */
+export async function steady(count: () => number, what: string, quietMs = 400, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let last = count();
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (count() !== last) {
+      last = count();
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return last;
+  }
+  throw new Error(`${what} kept reading for ${timeoutMs} ms (${count()} reads)`);
+}
+
 export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 5_000, intervalMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
+import { steady } from '../../helpers/server.ts';
 
 const RECORDS = 40_000;
 const BATCH = 200;
@@ -79,22 +80,8 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => app?.close());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until the batch count has not moved for `quietMs`. */
-async function readsSettle(quietMs = 400, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = reads;
-  let since = Date.now();
-  while (Date.now() < deadline) {
-    await sleep(50);
-    if (reads !== last) {
-      last = reads;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) return;
-  }
-  throw new Error(`the register kept reading for ${timeoutMs} ms`);
-}
+const readsSettle = () => steady(() => reads, 'the register', 400, 20_000);
 
 function startExport(): Promise<{ request: http.ClientRequest; response: http.IncomingMessage }> {
   const url = new URL('/v1/exports/hmda-lar?year=2026', app.baseUrl);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
+import { steady } from '../../helpers/server.ts';
 import { EMPTY_APPLICATION_DATA } from '../../../src/domain/applications/applicationData.ts';
 
 const RECORDS = 10_000;
@@ -100,20 +101,7 @@ afterAll(() => app?.close());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until the read count has not moved for `quietMs`, and returns it. */
-async function readsSettle(quietMs = 400, timeoutMs = 10_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let last = reads;
-  let since = Date.now();
-  while (Date.now() < deadline) {
-    await sleep(50);
-    if (reads !== last) {
-      last = reads;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) return last;
-  }
-  throw new Error(`the export kept reading for ${timeoutMs} ms (${reads} reads)`);
-}
+const readsSettle = () => steady(() => reads, 'the export', 400, 10_000);
 
 /**
  * PostgreSQL: the sessions of the app's database busy with an export: holding a transaction open

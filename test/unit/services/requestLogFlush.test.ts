@@ -5,31 +5,14 @@
  * over, and at shutdown for the minute still running; and nothing recorded after shutdown.
  * The store is a fake that keeps the rows it is given; the timer is a fake one (no waiting).
  */
+import { logEntry, T0 } from '../../helpers/requestLogEntry.ts';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppContext } from '../../../src/context.ts';
 import { REQUEST_LOG_FLUSH_BATCH, requestLogRecorder } from '../../../src/services/requestLogs.ts';
-import type { RequestLogEntry } from '../../../src/store/requestLogs.ts';
 
-const T0 = Date.parse('2026-11-26T12:00:00.000Z');
 const MINUTE = 60_000;
 
-const entry = (n: number, arrivedAt = T0 + n): RequestLogEntry => ({
-  accountId: 'acct-01m8aaaaaaaaaaaaaaaaaaaaaa',
-  requestId: `req-${n}`,
-  clientRequestId: null,
-  keyId: 'key-01m8aaaaaaaaaaaaaaaaaaaaaa',
-  method: 'GET',
-  operationId: 'getAccount',
-  path: '/v1/account',
-  pathLength: 11,
-  status: 200,
-  latencyMs: 1,
-  clientAddress: '127.0.0.1',
-  idempotencyKey: null,
-  idempotentReplayed: false,
-  problem: null,
-  arrivedAt,
-});
+const entry = (n: number, arrivedAt?: number) => logEntry(n, arrivedAt);
 
 /** A store that keeps every batch row's entries, and a clock the test moves. */
 function fakeApp() {

@@ -4,28 +4,13 @@
  * from what it kept once the store takes writes again, written oldest first in batch rows of at
  * most REQUEST_LOG_BATCH_ENTRIES; and an entry's long path and problem body cut to their bounds.
  */
+import { logEntry } from '../../helpers/requestLogEntry.ts';
 import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../../../src/context.ts';
 import { boundedEntry, REQUEST_LOG_BUFFER_LIMIT, REQUEST_LOG_FLUSH_BATCH, REQUEST_LOG_PATH_KEPT, requestLogRecorder } from '../../../src/services/requestLogs.ts';
-import { REQUEST_LOG_BATCH_ENTRIES, type RequestLogEntry } from '../../../src/store/requestLogs.ts';
+import { REQUEST_LOG_BATCH_ENTRIES } from '../../../src/store/requestLogs.ts';
 
-const entry = (n: number): RequestLogEntry => ({
-  accountId: 'acct-01m8aaaaaaaaaaaaaaaaaaaaaa',
-  requestId: `req-${n}`,
-  clientRequestId: null,
-  keyId: 'key-01m8aaaaaaaaaaaaaaaaaaaaaa',
-  method: 'GET',
-  operationId: 'getAccount',
-  path: '/v1/account',
-  pathLength: 11,
-  status: 200,
-  latencyMs: 1,
-  clientAddress: '127.0.0.1',
-  idempotencyKey: null,
-  idempotentReplayed: false,
-  problem: null,
-  arrivedAt: Date.parse('2026-11-26T12:00:00.000Z') + n,
-});
+const entry = (n: number, arrivedAt?: number) => logEntry(n, arrivedAt);
 
 describe('the request log buffer', () => {
   it('drops the oldest when full while the store fails, warns, and writes every entry it kept once the store is back', async () => {
