@@ -19,13 +19,18 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   // token, the sessions still owing a code or an enrolment, the step-up; and the session's new id
   // and token at every change of privilege.
   dashboardAccess: {
-    mutate: ['src/dashboard/routeAccess.ts', 'src/dashboard/mfaGate.ts', 'src/dashboard/index.ts', 'src/services/sessions.ts', 'src/services/mfa.ts'],
+    // sessions.ts and mfa.ts: the lines the probe fixes changed (session renewal at every change of
+    // privilege); the whole files are the `trust` audit's, and take hours through the dashboard's tests.
+    mutate: ['src/dashboard/routeAccess.ts', 'src/dashboard/mfaGate.ts', 'src/dashboard/index.ts', 'src/services/sessions.ts:90-110', 'src/services/mfa.ts:175-290'],
     testFiles: [
       'test/unit/dashboard/routeAccess.test.ts',
+      'test/dashboard/secondFactorService.test.ts',
+      'test/dashboard/pipeline.test.ts',
       'test/dashboard/routeAccess.test.ts',
       'test/dashboard/sessionRenewal.test.ts',
       'test/dashboard/mfa.test.ts',
       'test/dashboard/security.test.ts',
+      'test/api/auditMfa.test.ts',
     ],
   },
   // The edge's authentication: API keys and bank tokens.

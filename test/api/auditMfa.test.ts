@@ -119,7 +119,7 @@ describe('the second factor in the audit log', () => {
     nextMinute();
   });
 
-  it('records a recovery code used to sign in (and the sign-in), then new recovery codes', async () => {
+  it('records a recovery code used to sign in (and the sign-in), a wrong code for new recovery codes (failure), then new recovery codes', async () => {
     const client = await signInWithPassword('alice@mfa-audit.test');
     let signedIn: AuditEvent | undefined;
     const used = await exactlyOne('mfa.recoveryCodeUsed', async () => {
@@ -128,6 +128,8 @@ describe('the second factor in the audit log', () => {
     expect(used).toMatchObject({ actor: aliceActor(), target: aliceTarget(), change: { after: { purpose: 'signIn' } } });
     expect(signedIn!.change).toEqual({ before: null, after: { secondFactor: 'recovery_code' } });
     nextStep();
+    const refused = await exactlyOne('mfa.failed', async () => expect((await client.submit('/dashboard/security', '/dashboard/security/recovery-codes', { '/code': '000000' })).status).toBe(400));
+    expect(refused).toMatchObject({ outcome: 'failure', actor: aliceActor(), change: { after: { purpose: 'recoveryCodes', reason: 'wrong' } } });
     const regenerated = await exactlyOne('mfa.recoveryCodesRegenerated', async () => {
       const page = await client.submit('/dashboard/security', '/dashboard/security/recovery-codes', { '/code': codeFor(aliceSecret) });
       expect(page.status).toBe(200);

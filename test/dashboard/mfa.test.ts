@@ -253,6 +253,25 @@ describe('step-up', () => {
     expect((await bob.get('/dashboard')).status).toBe(303);
     expect((await client.get('/dashboard/team')).body).not.toContain(`/dashboard/team/users/${bobId}/mfa-reset`);
   });
+
+  it('wrong codes at a step-up count toward the sign-in limits: past them even the right code gets the step-up page again with 429 and Retry-After, the form kept and nothing run', async () => {
+    const client = await aliceSession();
+    clock.advance(10 * 60_000 + 1_000);
+    const keysBefore = await keyCount(client);
+    const fields = { '/name': 'Limited', '/role': 'member' };
+    let asked = await client.submit('/dashboard/api-keys', '/dashboard/api-keys', fields);
+    for (let i = 0; i < 3; i++) {
+      asked = await client.post('/dashboard/api-keys', { ...fields, _code: '000000' }, { csrfFrom: asked.body });
+      expect(asked.status).toBe(401);
+    }
+    const limited = await client.post('/dashboard/api-keys', { ...fields, _code: codeFor(aliceSecret) }, { csrfFrom: asked.body });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    for (const shown of ['Confirm it is you', 'Too many failed sign-ins']) expect(limited.body).toContain(shown);
+    expect(limited.body).toContain('name="/name" value="Limited"');
+    expect(await keyCount(client)).toBe(keysBefore);
+    nextMinute();
+  });
 });
 
 /** Invites `email` with `role` and accepts the invitation; returns the new user's signed-in client. */

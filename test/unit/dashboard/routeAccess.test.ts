@@ -23,8 +23,9 @@ describe('accessOf', () => {
   });
 
   it('refuses a route without a name or without an entry', () => {
-    expect(() => accessOf([...allRoutes(), { name: undefined, methods: GET, path: '/dashboard/new' }])).toThrow(/no entry in ROUTE_ACCESS/);
-    expect(() => accessOf([...allRoutes(), { name: 'new-page', methods: GET, path: '/dashboard/new' }])).toThrow(/\(new-page\) has no entry/);
+    // The message says which route: its methods, path and name.
+    expect(() => accessOf([...allRoutes(), { name: undefined, methods: GET, path: '/dashboard/new' }])).toThrow('The dashboard route HEAD,GET /dashboard/new (no name) has no entry in ROUTE_ACCESS');
+    expect(() => accessOf([...allRoutes(), { name: 'new-page', methods: GET, path: '/dashboard/new' }])).toThrow('HEAD,GET /dashboard/new (new-page) has no entry');
     // A name the prototype of a plain object has is no entry either.
     expect(() => accessOf([...allRoutes(), { name: 'constructor', methods: GET, path: '/dashboard/new' }])).toThrow(/no entry/);
   });
@@ -41,5 +42,6 @@ describe('accessOf', () => {
   it('refuses a name used twice, and an entry whose route is gone', () => {
     expect(() => accessOf([...allRoutes(), { name: 'team', methods: GET, path: '/dashboard/team2' }])).toThrow(/Two dashboard routes are named team/);
     expect(() => accessOf(allRoutes().filter((route) => route.name !== 'audit'))).toThrow(/does not have: audit\./);
+    expect(() => accessOf(allRoutes().filter((route) => route.name !== 'audit' && route.name !== 'team'))).toThrow(/does not have: (team, audit|audit, team)\./);
   });
 });
