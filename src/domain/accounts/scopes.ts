@@ -129,8 +129,8 @@ function memberScopes(operations: DeclaredOperation[]): ApiKeyScopes {
  * admin role needs a scope no member operation needs (else a restricted key made for a member's
  * work, such as an intake integration's `applications:write`, would reach it). An operation whose
  * answer holds applicants' demographic data (`x-demographic-data: true`: the HMDA register and its
- * check) needs the admin role (Regulation C data an examiner reads, not a member integration's),
- * and with it, by the rule before, a scope no member operation needs.
+ * check) needs the admin role (Regulation C data an examiner reads, not a member integration's)
+ * and `demographics:read`, the admin-only family a restricted key needs for that data anywhere.
  */
 export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFamilies: string[]): string[] {
   const issues: string[] = [];
@@ -144,6 +144,9 @@ export function scopeDeclarationIssues(operations: DeclaredOperation[], schemaFa
       issues.push(`${op.where}: x-demographic-data must be true when present, got ${JSON.stringify(op.demographicData)}`);
     } else if (op.demographicData === true && op.requiredRole !== 'admin') {
       issues.push(`${op.where} answers with applicants' demographic data (x-demographic-data) but does not need the admin role: add x-required-role: admin`);
+    } else if (op.demographicData === true && op.requiredScope !== 'demographics:read') {
+      // A restricted key reads demographic data only with the family made for it, wherever the data comes out.
+      issues.push(`${op.where} answers with applicants' demographic data (x-demographic-data) but needs ${JSON.stringify(op.requiredScope)}: make it x-required-scope: demographics:read`);
     }
     if (op.requiredRole !== undefined && op.requiredRole !== 'admin') {
       issues.push(`${op.where}: x-required-role ${JSON.stringify(op.requiredRole)} is not admin (leave it out for an operation any key of the account may call)`);

@@ -256,12 +256,14 @@ describe('who may read the register, and for which years', () => {
   });
 
   it.each(['/v1/exports/hmda-lar?year=2026', '/v1/exports/hmda-lar/check?year=2026'])(
-    'a restricted key with the mortgage export’s exports:read gets 403 scope_missing at %s',
+    'a restricted key made to export mortgages (exports:write) gets 403 scope_missing at %s; one with demographics:read reads it',
     async (path) => {
-      const { data } = await lender.client.POST('/v1/api-keys', { body: { name: 'Exporter', scopes: { exports: 'read' } } });
-      const response = await get(path, data!.apiKey);
-      expect(response.status).toBe(403);
-      expect(await response.json()).toMatchObject({ code: 'scope_missing', requiredScope: 'exports:write' });
+      const { data: exporter } = await lender.client.POST('/v1/api-keys', { body: { name: 'Exporter', scopes: { exports: 'write' } } });
+      const refused = await get(path, exporter!.apiKey);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ code: 'scope_missing', requiredScope: 'demographics:read' });
+      const { data: examiner } = await lender.client.POST('/v1/api-keys', { body: { name: 'HMDA filer', scopes: { demographics: 'read' } } });
+      expect((await get(path, examiner!.apiKey)).status).toBe(200);
     },
   );
 

@@ -173,15 +173,19 @@ describe('scopeDeclarationIssues: an admin operation needs a scope no member ope
     expect(scopeDeclarationIssues(operations, fewer)[0]).toContain('scope families (quotes, applications, ');
   });
 
-  it('fails an operation answering with demographic data that any key may call, and passes it as an admin operation', () => {
-    const demographic = (requiredRole: string | undefined, requiredScope = 'exports:write'): DeclaredOperation => ({ ...op('exportHmdaLar', requiredScope, requiredRole), demographicData: true });
+  it('fails an operation answering with demographic data unless it needs the admin role and demographics:read', () => {
+    const demographic = (requiredRole: string | undefined, requiredScope = 'demographics:read'): DeclaredOperation => ({ ...op('exportHmdaLar', requiredScope, requiredRole), demographicData: true });
     const member = op('exportMortgages', 'exports:read');
     expect(issues([member, demographic(undefined)])).toEqual([
       "exportHmdaLar answers with applicants' demographic data (x-demographic-data) but does not need the admin role: add x-required-role: admin",
+      'exportHmdaLar needs demographics:read, an admin-only family, but is open to member keys: add x-required-role: admin',
     ]);
     expect(issues([member, demographic('admin')])).toEqual([]);
-    // The admin role alone is not enough: exports:read is a member operation's scope.
-    expect(issues([member, demographic('admin', 'exports:read')])[0]).toContain('exportHmdaLar needs the admin role but its x-required-scope is exports:read');
+    // The admin role with another admin-only scope is not enough: a restricted key made to export
+    // mortgages (exports:write) would read the applicants' demographic data without demographics:read.
+    expect(issues([member, demographic('admin', 'exports:write')])).toEqual([
+      'exportHmdaLar answers with applicants\' demographic data (x-demographic-data) but needs "exports:write": make it x-required-scope: demographics:read',
+    ]);
     expect(issues([{ ...demographic('admin'), demographicData: 'yes' }])).toEqual(['exportHmdaLar: x-demographic-data must be true when present, got "yes"']);
   });
 
