@@ -39,9 +39,9 @@ export async function getTestClock(ctx: AppContext, environmentId: string): Prom
 /**
  * Moves the environment's clock forward by an ISO 8601 duration (400 when it is not one, not
  * positive, or would put the clock more than ten years ahead), brings its pending webhook retries
- * forward by as much, then runs the environment's rate lock and Loan Estimate sweeps, so the locks
- * the new time has expired are expired and the Loan Estimates it made overdue are warned (their
- * events published) before the caller gets the answer.
+ * forward by as much, then runs the environment's rate lock, notice reminder and Loan Estimate
+ * sweeps, so what the new time made due (locks expired, notices 25 days undelivered, Loan
+ * Estimates overdue) has its events published before the caller gets the answer.
  */
 export async function advanceTestClock(ctx: AppContext, environmentId: string, by: string): Promise<TestClock> {
   requireTestEnvironment(environmentId);

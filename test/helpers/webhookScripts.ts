@@ -24,9 +24,8 @@ export interface Listener {
   waitForLines(count: number, timeoutMs?: number): Promise<Array<Record<string, any>>>;
 }
 
-export async function listen(args: string[]): Promise<Listener> {
-  const child = spawn(process.execPath, [LISTEN, '--port', '0', ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
+/** Each line the script prints on stdout, parsed as JSON, as it comes. */
+function jsonLines(child: ChildProcess): Array<Record<string, any>> {
   const lines: Array<Record<string, any>> = [];
   let buffer = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -37,6 +36,13 @@ export async function listen(args: string[]): Promise<Listener> {
       buffer = buffer.slice(i + 1);
     }
   });
+  return lines;
+}
+
+export async function listen(args: string[]): Promise<Listener> {
+  const child = spawn(process.execPath, [LISTEN, '--port', '0', ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const lines = jsonLines(child);
   const waitForLines = async (count: number, timeoutMs = 15_000) => {
     const deadline = Date.now() + timeoutMs;
     while (lines.length < count) {
@@ -71,17 +77,8 @@ export interface Forwarder {
 export function forwardTool(args: string[]): Forwarder {
   const child = spawn(process.execPath, [FORWARD, '--interval', '100', ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const lines: Array<Record<string, any>> = [];
-  let buffer = '';
+  const lines = jsonLines(child);
   let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    let i: number;
-    while ((i = buffer.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffer.slice(0, i)));
-      buffer = buffer.slice(i + 1);
-    }
-  });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
   return {
