@@ -18,7 +18,7 @@
  */
 import { scheduleRows } from '../pricing/amortization.ts';
 import { aprThousandths } from '../pricing/apr.ts';
-import { solveAprFixedPoint } from '../pricing/aprFixedPoint.ts';
+import { REGULAR_FIRST_PERIOD, solveAprFixedPoint, type FirstPeriod } from '../pricing/aprFixedPoint.ts';
 import { multiplyDivideHalfUp } from '../pricing/units.ts';
 
 interface MortgageInsurance {
@@ -42,6 +42,11 @@ export interface LoanEstimateInputs {
   mortgageInsurance: MortgageInsurance | null;
   /** The estimated monthly escrow payment in cents, or null when there is no escrow account (or none is known). */
   escrowMonthlyCents: number | null;
+  /**
+   * Consummation to the first payment (firstPeriod.ts), when the closing date is known; one
+   * month, a regular first period, when it is not.
+   */
+  firstPeriod?: FirstPeriod;
 }
 
 /** One column of Projected Payments: whole dollars but for principal and interest. */
@@ -117,25 +122,31 @@ function projectedPayments(inputs: LoanEstimateInputs, paymentCents: number, num
   return [column(1, lastYearWithMi, mi.monthlyCents), column(lastYearWithMi + 1, years, null)];
 }
 
-/** The APR of the payment stream: the quote's own search when no mortgage insurance changes the payments, else the same search over the runs. */
+/**
+ * The APR of the payment stream: the quote's own search when the first period is regular and no
+ * mortgage insurance changes the payments, else the same search in fixed point over the runs.
+ */
 function aprOf(inputs: LoanEstimateInputs, amountFinancedCents: number, levelCents: number, count: number, lastCents: number): number {
-  const mi = inputs.mortgageInsurance;
-  if (!mi || mi.monthlyCents === 0 || mi.months === 0) {
+  const firstPeriod = inputs.firstPeriod ?? REGULAR_FIRST_PERIOD;
+  const regular = firstPeriod.fullMonths === 1 && firstPeriod.oddDays === 0;
+  const mi = inputs.mortgageInsurance && inputs.mortgageInsurance.monthlyCents > 0 && inputs.mortgageInsurance.months > 0 ? inputs.mortgageInsurance : null;
+  if (!mi && regular) {
     return aprThousandths({ amountFinancedCents, levelPaymentCents: levelCents, levelCount: count - 1, lastPaymentCents: lastCents }, inputs.rateThousandths);
   }
-  const withMi = Math.min(mi.months, count);
+  const withMi = mi ? Math.min(mi.months, count) : 0;
+  const miCents = mi ? mi.monthlyCents : 0;
   const runs =
     withMi === count
       ? [
-          { amountCents: levelCents + mi.monthlyCents, count: count - 1 },
-          { amountCents: lastCents + mi.monthlyCents, count: 1 },
+          { amountCents: levelCents + miCents, count: count - 1 },
+          { amountCents: lastCents + miCents, count: 1 },
         ]
       : [
-          { amountCents: levelCents + mi.monthlyCents, count: withMi },
+          { amountCents: levelCents + miCents, count: withMi },
           { amountCents: levelCents, count: count - 1 - withMi },
           { amountCents: lastCents, count: 1 },
         ];
-  return solveAprFixedPoint(amountFinancedCents, runs, inputs.rateThousandths);
+  return solveAprFixedPoint(amountFinancedCents, runs, inputs.rateThousandths, firstPeriod);
 }
 
 export function loanEstimateFigures(inputs: LoanEstimateInputs): LoanEstimateFigures {

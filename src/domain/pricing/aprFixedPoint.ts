@@ -38,6 +38,18 @@ export interface CentsRun {
   count: number;
 }
 
+/**
+ * The time from consummation to the first payment in Appendix J's unit periods (b)(5): whole
+ * months, and odd days counted in thirtieths of a month. A regular first period is one month.
+ */
+export interface FirstPeriod {
+  fullMonths: number;
+  oddDays: number;
+}
+
+export const REGULAR_FIRST_PERIOD: FirstPeriod = { fullMonths: 1, oddDays: 0 };
+const DAYS_PER_UNIT_PERIOD = 30n;
+
 interface Run {
   amount: bigint;
   count: number;
@@ -59,11 +71,19 @@ function power(v: bigint, k: number): bigint {
 }
 
 /**
- * PV(i) − target and, when asked, dPV/di, in cents × SCALE. A run of m payments a after s earlier
- * ones is worth a·(v^s − v^(s+m))/i, v = 1/(1 + i); its slope is a·(g′·i − g)/i² with
- * g = v^s − v^(s+m) and g′ = −s·v^(s+1) + (s+m)·v^(s+m+1). At i = 0: a·m and −a·m·(2s + m + 1)/2.
+ * The equation of Appendix J (b)(8), less the amount financed, and when asked its slope, in
+ * cents × SCALE. A run of m payments a after s earlier months is worth a·(v^s − v^(s+m))/i,
+ * v = 1/(1 + i); its slope is a·(g′·i − g)/i² with g = v^s − v^(s+m) and
+ * g′ = −s·v^(s+1) + (s+m)·v^(s+m+1). At i = 0: a·m and −a·m·(2s + m + 1)/2.
+ *
+ * An odd first period of full months and d odd days discounts every payment by 1/(1 + f·i) more,
+ * f = d/30, and its first payment comes after the whole months (runsOf puts a run of no payment
+ * before the others for the months beyond the first). Multiplied through by (1 + f·i), the
+ * equation keeps its root and stays convex and decreasing, which the Newton search from below
+ * needs: PV(i) − target·(1 + f·i).
  */
-function valueAndSlope(runs: readonly Run[], target: bigint, i: bigint, withSlope: boolean): { f: bigint; slope: bigint } {
+function valueAndSlope(runs: readonly Run[], target: bigint, i: bigint, withSlope: boolean, oddDays: bigint): { f: bigint; slope: bigint } {
+  const oddTarget = (target * oddDays) / DAYS_PER_UNIT_PERIOD; // target·f
   let before = 0n;
   if (i === 0n) {
     let value = 0n;
@@ -74,7 +94,7 @@ function valueAndSlope(runs: readonly Run[], target: bigint, i: bigint, withSlop
       twiceSlope -= run.amount * count * (2n * before + count + 1n);
       before += count;
     }
-    return { f: value * SCALE - target, slope: (twiceSlope * SCALE) / 2n };
+    return { f: value * SCALE - target, slope: (twiceSlope * SCALE) / 2n - oddTarget };
   }
   const v = div(SCALE, SCALE + i);
   let vBefore = SCALE;
@@ -91,7 +111,7 @@ function valueAndSlope(runs: readonly Run[], target: bigint, i: bigint, withSlop
     vBefore = vAfter;
     before += BigInt(run.count);
   }
-  return { f: div(sumG, i) - target, slope: withSlope ? div(div(sumH, i), i) : 0n };
+  return { f: div(sumG, i) - target - mul(oddTarget, i), slope: withSlope ? div(div(sumH, i), i) - oddTarget : 0n };
 }
 
 /** A monthly rate in fixed point as the stated APR in thousandths of a point, half-up (x ≥ 0). */
@@ -99,17 +119,29 @@ function stated(monthly: bigint): number {
   return Number((2n * monthly * 1_200_000n + SCALE) / (2n * SCALE));
 }
 
+/** The runs in fixed point, after a run of no payment for the whole months of the first period beyond its first. */
+function runsOf(payments: readonly CentsRun[], firstPeriod: FirstPeriod): Run[] {
+  const { fullMonths, oddDays } = firstPeriod;
+  if (!Number.isSafeInteger(fullMonths) || fullMonths < 1 || !Number.isSafeInteger(oddDays) || oddDays < 0 || oddDays > 30) {
+    throw new RangeError(`a first period is one or more whole months and 0 to 30 odd days, got ${fullMonths} months and ${oddDays} days`);
+  }
+  const runs: Run[] = payments.filter((run) => run.count > 0).map((run) => ({ amount: BigInt(run.amountCents), count: run.count }));
+  return fullMonths > 1 ? [{ amount: 0n, count: fullMonths - 1 }, ...runs] : runs;
+}
+
 /**
  * The stated APR in thousandths of a percentage point for an amount financed (cents) repaid by
  * the runs of payments, the Newton search starting from `hintThousandths` (the note rate) when
- * the present value there still covers the amount financed.
+ * the present value there still covers the amount financed. The first payment falls
+ * `firstPeriod` after consummation (one month unless told otherwise).
  */
-export function solveAprFixedPoint(amountFinancedCents: number, payments: readonly CentsRun[], hintThousandths: number): number {
+export function solveAprFixedPoint(amountFinancedCents: number, payments: readonly CentsRun[], hintThousandths: number, firstPeriod: FirstPeriod = REGULAR_FIRST_PERIOD): number {
   if (!(amountFinancedCents > 0)) throw new RangeError('the amount financed must be positive');
   const target = BigInt(amountFinancedCents) * SCALE;
-  const runs: Run[] = payments.filter((run) => run.count > 0).map((run) => ({ amount: BigInt(run.amountCents), count: run.count }));
-  const f = (i: bigint) => valueAndSlope(runs, target, i, false).f;
-  const at = (i: bigint) => valueAndSlope(runs, target, i, true);
+  const runs = runsOf(payments, firstPeriod);
+  const oddDays = BigInt(firstPeriod.oddDays);
+  const f = (i: bigint) => valueAndSlope(runs, target, i, false, oddDays).f;
+  const at = (i: bigint) => valueAndSlope(runs, target, i, true, oddDays);
 
   let x = 0n;
   let here: { f: bigint; slope: bigint } | undefined;
@@ -166,8 +198,8 @@ export function solveAprFixedPoint(amountFinancedCents: number, payments: readon
  */
 export function solveAprOnBracketFixedPoint(amountFinancedCents: number, payments: readonly CentsRun[], loThousandths: number, hiThousandths: number): number {
   const target = BigInt(amountFinancedCents) * SCALE;
-  const runs: Run[] = payments.filter((run) => run.count > 0).map((run) => ({ amount: BigInt(run.amountCents), count: run.count }));
-  const f = (i: bigint) => valueAndSlope(runs, target, i, false).f;
+  const runs = runsOf(payments, REGULAR_FIRST_PERIOD);
+  const f = (i: bigint) => valueAndSlope(runs, target, i, false, 0n).f;
   const [lo, hi] = [(BigInt(loThousandths) * SCALE) / 1_200_000n, (BigInt(hiThousandths) * SCALE) / 1_200_000n];
   const [fLo, fHi] = [f(lo), f(hi)];
   if (fLo < 0n || fHi >= 0n) throw new RangeError('the APR is not bracketed by [lo, hi]');

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { firstPeriodBetween } from '../../../../src/domain/disclosures/firstPeriod.ts';
 import { loanEstimateFigures, type LoanEstimateInputs } from '../../../../src/domain/disclosures/loanEstimateFigures.ts';
 import { mortgageInsurancePaymentsUntilAutomaticTermination } from '../../../../src/domain/disclosures/mortgageInsuranceTermination.ts';
 import { scheduleRows } from '../../../../src/domain/pricing/amortization.ts';
@@ -101,15 +102,20 @@ describe('the CFPB sample Loan Estimate H-24(B)', () => {
     expect(loanEstimateFigures({ ...H24B, prepaidInterestCents: 27_904 }).totalInterestPercentageThousandths).toBe(69_458);
   });
 
-  it('APR: page 2 read under 1026.4 (prepaid finance charges $2,171, mortgage insurance on 80 payments) gives 4.291 %, not the published 4.274 %', () => {
-    expect(figures.amountFinancedCents).toBe(16_200_000 - 217_100);
-    expect(figures.aprThousandths).toBe(4291);
+  it('APR 4.274 %, the published figure: page 2 read under 1026.4 ($2,171), insurance on 80 payments, and the term from consummation on 4/15/2013 to the first payment on 6/1/2013 (one month and 16 odd days)', () => {
+    // The sample does not print its closing date; the same loan's Closing Disclosure H-25(B) closes
+    // on 4/15/2013 with interest paid to 5/1/2013, so the first payment, in arrears, is due 6/1/2013.
+    // Appendix J (b)(2): the term begins at consummation, not where the interest paid at closing ends.
+    const atClosing = loanEstimateFigures({ ...H24B, firstPeriod: firstPeriodBetween('2013-04-15', '2013-06-01') });
+    expect(atClosing.amountFinancedCents).toBe(16_200_000 - 217_100);
+    expect(atClosing.aprThousandths).toBe(4274);
   });
 
-  it('APR: with insurance on the 80 payments the Act allows, 4.274 % needs prepaid finance charges of $1,856 to $1,873, a sum no reading of page 2 under 1026.4 makes', () => {
+  it('APR with the other readings of the dates: 4.275 % from 4/16/2013 (the 15 days of page 2’s prepaid interest), 4.291 % for a regular first period', () => {
+    expect(loanEstimateFigures({ ...H24B, firstPeriod: firstPeriodBetween('2013-04-16', '2013-06-01') }).aprThousandths).toBe(4275);
+    expect(figures.aprThousandths).toBe(4291);
+    // The nearest other readings of page 2, regular first period: section A alone ($1,802) 4.271 %; A and prepaid interest ($2,064) 4.285 %.
     const aprWith = (prepaidFinanceChargesCents: number) => loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents }).aprThousandths;
-    expect([aprWith(185_500), aprWith(185_600), aprWith(187_300), aprWith(187_400)]).toEqual([4273, 4274, 4274, 4275]);
-    // The nearest readings: section A alone ($1,802) 4.271 %; A and prepaid interest ($2,064) 4.285 %.
     expect([aprWith(180_200), aprWith(206_400)]).toEqual([4271, 4285]);
   });
 });
@@ -125,9 +131,11 @@ describe('the CFPB sample Loan Estimate H-24(B)', () => {
 describe('the CFPB sample Closing Disclosure H-25(B), the same loan at closing', () => {
   const closing = loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents: 0, prepaidInterestCents: 27_904 });
 
-  it('APR 4.174 % from its published amount financed ($162,000.00) and $82.35 of insurance on the 80 payments the Act allows', () => {
+  it('APR 4.174 % from its published amount financed ($162,000.00) and $82.35 of insurance on the 80 payments the Act allows, over a regular first period', () => {
     expect(closing.amountFinancedCents).toBe(16_200_000);
     expect(closing.aprThousandths).toBe(4174);
+    // Over its own dates (4/15/2013 to 6/1/2013) the same inputs give 4.158 %: its page 5 was worked with a regular first period.
+    expect(loanEstimateFigures({ ...H24B, prepaidFinanceChargesCents: 0, prepaidInterestCents: 27_904, firstPeriod: firstPeriodBetween('2013-04-15', '2013-06-01') }).aprThousandths).toBe(4158);
   });
 
   it('the finance charge: interest $112,243.70 and 80 premiums ($6,588.00) are $1.43 more than the published $118,830.27; 79 premiums would be $80.92 less', () => {
@@ -205,6 +213,19 @@ describe('loanEstimateFigures from a quote', () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('an odd first period moves only the APR, with or without mortgage insurance: odd days and later first payments lower it', () => {
+    for (const mortgageInsurance of [null, H24B.mortgageInsurance]) {
+      const regular = loanEstimateFigures({ ...H24B, mortgageInsurance });
+      const odd = loanEstimateFigures({ ...H24B, mortgageInsurance, firstPeriod: { fullMonths: 1, oddDays: 16 } });
+      const later = loanEstimateFigures({ ...H24B, mortgageInsurance, firstPeriod: { fullMonths: 2, oddDays: 16 } });
+      expect({ ...odd, aprThousandths: regular.aprThousandths }).toEqual(regular);
+      expect(odd.aprThousandths).toBeLessThan(regular.aprThousandths);
+      expect(later.aprThousandths).toBeLessThan(odd.aprThousandths);
+      // One month is the regular first period, however it is given.
+      expect(loanEstimateFigures({ ...H24B, mortgageInsurance, firstPeriod: { fullMonths: 1, oddDays: 0 } }).aprThousandths).toBe(regular.aprThousandths);
+    }
   });
 
   it('refuses inputs that are not whole cents, negative, or a finance charge as large as the loan', () => {

@@ -1,0 +1,92 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { scheduleTotals } from '../../../../src/domain/pricing/amortization.ts';
+import { REGULAR_FIRST_PERIOD, solveAprFixedPoint, type CentsRun, type FirstPeriod } from '../../../../src/domain/pricing/aprFixedPoint.ts';
+
+/**
+ * Appendix J (b)(8) written out on its own, in doubles: the amount financed equals the sum of each
+ * payment over (1 + f·i)(1 + i)^t, t the whole months to it and f the odd days over 30.
+ */
+function presentValue(runs: readonly CentsRun[], monthly: number, { fullMonths, oddDays }: FirstPeriod): number {
+  let value = 0;
+  let t = fullMonths;
+  for (const run of runs) {
+    for (let k = 0; k < run.count; k++, t++) value += run.amountCents / ((1 + (oddDays / 30) * monthly) * (1 + monthly) ** t);
+  }
+  return value;
+}
+
+/** A priced loan's payments, with mortgage insurance on the first `insured` of them. */
+const loans = fc
+  .record({
+    cents: fc.integer({ min: 1_000_000, max: 200_000_000 }),
+    t: fc.integer({ min: 0, max: 15_000 }),
+    years: fc.integer({ min: 1, max: 40 }),
+    prepaidBasisPoints: fc.integer({ min: 0, max: 800 }),
+    insuranceCents: fc.integer({ min: 0, max: 50_000 }),
+    insuredShare: fc.double({ min: 0, max: 1, noNaN: true }),
+  })
+  .map(({ cents, t, years, prepaidBasisPoints, insuranceCents, insuredShare }) => {
+    const totals = scheduleTotals(cents, t, years);
+    const insured = Math.floor(insuredShare * (totals.numberOfPayments - 1));
+    const runs: CentsRun[] = [
+      { amountCents: totals.monthlyPaymentCents + insuranceCents, count: insured },
+      { amountCents: totals.monthlyPaymentCents, count: totals.numberOfPayments - 1 - insured },
+      { amountCents: totals.lastPaymentCents, count: 1 },
+    ];
+    return { financed: cents - Math.floor((cents * prepaidBasisPoints) / 10_000), runs, t };
+  });
+const firstPeriods = fc.record({ fullMonths: fc.integer({ min: 1, max: 3 }), oddDays: fc.integer({ min: 0, max: 30 }) });
+
+describe('the APR with an odd first period (Appendix J (b)(8), consummation to the first payment)', () => {
+  it('a regular first period, one month and no odd days, states what the search always has', () => {
+    fc.assert(
+      fc.property(loans, ({ financed, runs, t }) => {
+        expect(solveAprFixedPoint(financed, runs, t, REGULAR_FIRST_PERIOD)).toBe(solveAprFixedPoint(financed, runs, t));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('states the root of the equation, rounded to the thousandth: the equation written out on its own brackets it', () => {
+    fc.assert(
+      fc.property(loans, firstPeriods, ({ financed, runs, t }, firstPeriod) => {
+        const stated = solveAprFixedPoint(financed, runs, t, firstPeriod);
+        // The root lies in [stated − ½, stated + ½) thousandths, widened by 10⁻⁴ for the doubles and the search's bracket.
+        const monthly = (thousandths: number) => thousandths / 1_200_000;
+        expect(presentValue(runs, monthly(stated - 0.5001), firstPeriod)).toBeGreaterThan(financed);
+        expect(presentValue(runs, monthly(stated + 0.5001), firstPeriod)).toBeLessThan(financed);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the later the first payment, the lower the APR of the same payments; thirty odd days are a whole month', () => {
+    fc.assert(
+      fc.property(loans, fc.integer({ min: 0, max: 29 }), ({ financed, runs, t }, oddDays) => {
+        const apr = (fullMonths: number, days: number) => solveAprFixedPoint(financed, runs, t, { fullMonths, oddDays: days });
+        expect(apr(1, oddDays + 1)).toBeLessThanOrEqual(apr(1, oddDays));
+        expect(apr(1, 30)).toBe(apr(2, 0));
+        expect(apr(2, oddDays)).toBeLessThanOrEqual(apr(1, oddDays));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('a loan with no finance charge has an APR of 0 whatever its first period', () => {
+    expect(solveAprFixedPoint(120_000, [{ amountCents: 10_000, count: 12 }], 0, { fullMonths: 2, oddDays: 17 })).toBe(0);
+  });
+
+  it('refuses a first period shorter than a month, odd days outside 0 to 30, and what is not a whole number', () => {
+    const runs = [{ amountCents: 10_000, count: 12 }];
+    for (const firstPeriod of [
+      { fullMonths: 0, oddDays: 20 },
+      { fullMonths: 1, oddDays: 31 },
+      { fullMonths: 1, oddDays: -1 },
+      { fullMonths: 1.5, oddDays: 0 },
+      { fullMonths: 1, oddDays: Number.NaN },
+    ]) {
+      expect(() => solveAprFixedPoint(110_000, runs, 0, firstPeriod), JSON.stringify(firstPeriod)).toThrow(RangeError);
+    }
+  });
+});
