@@ -2452,12 +2452,14 @@ export interface components {
             reasons: components["schemas"]["NoticeReason"][];
             /** @description The score disclosure when the decision used a credit score, else null. */
             creditScoreDisclosure: components["schemas"]["CreditScoreDisclosure"] | null;
-            /** @description The creditor as the notice names it (the account's lender when it was made; `address` null when none was set). */
+            /** @description The creditor as the notice names it (the account's lender when it was made; `address` and `ecoaAgency` null when none was set). */
             lender: {
                 /** @description The creditor's name. */
                 name: string;
                 /** @description The creditor's address, or null when the account had none set. */
                 address: components["schemas"]["LenderAddress"] | null;
+                /** @description The federal agency the notice's ECOA statement names (the lender's `ecoaAgency`), or null when the account had none set. */
+                ecoaAgency: string | null;
             };
             decidedAt: components["schemas"]["Timestamp"];
             dueAt: components["schemas"]["Timestamp"];
@@ -5133,8 +5135,8 @@ export interface components {
             zip: string;
         };
         /**
-         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor)
-         *     and as the HMDA register's transmittal sheet gives it (the LEI, the contact person, the tax id
+         * @description The lender's identity as notices to applicants name it (the adverse action notice's creditor
+         *     and the federal agency its ECOA statement names) and as the HMDA register's transmittal sheet gives it (the LEI, the contact person, the tax id
          *     and the federal agency, each absent until set), set by an admin in the dashboard's settings.
          */
         Lender: {
@@ -5145,6 +5147,15 @@ export interface components {
              */
             name: string;
             address: components["schemas"]["LenderAddress"];
+            /**
+             * @description The federal agency that administers the lender's compliance with the Equal Credit
+             *     Opportunity Act, its name and address as Regulation B's appendix A lists it (12 CFR 1002.9(b)(1)):
+             *     the adverse action notice's ECOA statement names it. It depends on the lender's charter and
+             *     size, and the agencies' addresses change, so the lender states it. Absent until an admin sets
+             *     it; notices made meanwhile say it is not set.
+             * @example Federal Trade Commission, Consumer Response Center, 600 Pennsylvania Avenue NW, Washington, DC 20580
+             */
+            ecoaAgency?: string;
             /**
              * @description The lender's Legal Entity Identifier (ISO 17442, with valid check digits): the HMDA
              *     register's LEI and the start of every ULI. Absent until an admin sets it.

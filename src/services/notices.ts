@@ -8,7 +8,7 @@
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { isLivemode, liveAccountId } from '../domain/accounts/environments.ts';
-import { noticeDates, scoreDisclosureOf, type NoticeContent } from '../domain/adverseAction/notice.ts';
+import { ECOA_AGENCY_BEFORE_SETTINGS, noticeDates, scoreDisclosureOf, type NoticeContent } from '../domain/adverseAction/notice.ts';
 import { chosenReasons, reasonsFromDecision, scoreWasUsed, type NoticeReasonCode } from '../domain/adverseAction/reasons.ts';
 import { renderNoticeHtml } from '../domain/adverseAction/renderHtml.ts';
 import { renderNoticePdf } from './noticePdf.ts';
@@ -48,7 +48,8 @@ export function toNotice(n: NoticeRecord): Notice {
     action: 'declined',
     reasons: reasons as Notice['reasons'],
     creditScoreDisclosure: scoreDisclosure as Notice['creditScoreDisclosure'],
-    lender: lender as Notice['lender'],
+    // A notice made before lenders stated their agency holds none: it named the one the service then did.
+    lender: { ...lender, ecoaAgency: 'ecoaAgency' in lender ? lender.ecoaAgency : ECOA_AGENCY_BEFORE_SETTINGS } as Notice['lender'],
     decidedAt: n.decidedAt,
     dueAt: n.dueAt,
     delivery: n.delivery,
@@ -82,7 +83,9 @@ export async function makeDeclineNotice(tx: Tx, record: ApplicationFields, chose
     dueAt,
     reasons,
     scoreDisclosure: scoreWasUsed(decision.reasons) && record.creditScore !== null ? scoreDisclosureOf(record.creditScore) : null,
-    lender: lender ? { name: lender.name, address: lender.address } : { name: account?.name ?? 'The lender', address: null },
+    lender: lender
+      ? { name: lender.name, address: lender.address, ecoaAgency: lender.ecoaAgency ?? null }
+      : { name: account?.name ?? 'The lender', address: null, ecoaAgency: null },
   };
   const notice: NoticeRecord = {
     noticeId: content.noticeId,

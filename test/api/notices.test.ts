@@ -16,7 +16,8 @@ type CreateBody = components['schemas']['ApplicationCreateRequest'];
 let app: TestApp;
 let account: TestAccount;
 
-const LENDER = { name: 'Harbor Lending <LLC> & Co', street: '500 Market Street, Suite 300', city: 'San Francisco', state: 'CA', zip: '94105' };
+const FTC = 'Federal Trade Commission, Consumer Response Center, 600 Pennsylvania Avenue NW, Washington, DC 20580';
+const LENDER = { name: 'Harbor Lending <LLC> & Co', street: '500 Market Street, Suite 300', city: 'San Francisco', state: 'CA', zip: '94105', ecoaAgency: FTC };
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -78,7 +79,7 @@ describe('listNotices', () => {
         { code: 'credit_score', text: 'Credit score' },
       ],
       creditScoreDisclosure: { score: 500, rangeLow: 300, rangeHigh: 850, keyFactors: [], scoredAt: null, source: null },
-      lender: { name: LENDER.name, address: { street: LENDER.street, city: LENDER.city, state: 'CA', zip: '94105' } },
+      lender: { name: LENDER.name, address: { street: LENDER.street, city: LENDER.city, state: 'CA', zip: '94105' }, ecoaAgency: FTC },
       decidedAt: application.decision!.decidedAt,
       delivery: null,
       livemode: true,
@@ -157,12 +158,21 @@ describe('downloadNotice', () => {
       'San Francisco, CA 94105',
       'Dana Declined',
       'The Federal Equal Credit Opportunity Act prohibits creditors from discriminating',
-      'Bureau of Consumer Financial Protection, 1700 G Street NW, Washington, DC 20552.',
+      `The Federal agency that administers compliance with this law concerning this creditor is ${FTC}.`,
     ]) {
       expect(text.replace(/\s+/g, ' '), expected).toContain(expected);
     }
     // The same bytes each time: the file as it was made.
     expect(new Uint8Array(await (await file(account.apiKey, application.mortgageId, notice.noticeId)).arrayBuffer())).toEqual(bytes);
+  });
+
+  it('a lender that has not stated its ECOA agency: null in the notice, and the statement says it is not set (never a guessed agency)', async () => {
+    const other = await app.newAccount('Unset Lending');
+    const { notice } = await declined(other.client);
+    expect(notice.lender).toEqual({ name: 'Unset Lending', address: null, ecoaAgency: null });
+    const html = await (await file(other.apiKey, notice.mortgageId, notice.noticeId, 'html')).text();
+    expect(html).toContain("concerning this creditor is not set: the lender names it in the dashboard&#39;s settings.");
+    expect(html).not.toContain('Bureau of Consumer Financial Protection');
   });
 
   it('the HTML has the same content with every value escaped, and a sandboxing CSP', async () => {

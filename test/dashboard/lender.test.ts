@@ -51,6 +51,8 @@ describe("the lender's name and address", () => {
     ['/name', ''],
     ['/address/street', 'x'.repeat(201)],
     ['/address/city', 'San\u0007Francisco'],
+    ['/ecoaAgency', 'x'.repeat(301)],
+    ['/ecoaAgency', 'Federal Trade Commission\u0000, Washington'],
   ])('refuses %s = %j beside the field, saving nothing', async (field, value) => {
     const before = (await account()).lender;
     const refused = await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, '/name': 'Changed Name', [field]: value });
@@ -65,6 +67,27 @@ describe("the lender's name and address", () => {
     const refused = await member.post('/dashboard/settings/lender', { ...LENDER, '/name': 'Member Lending' }, { csrfFrom: page.body });
     expect(refused.status).toBe(403);
     expect((await account()).lender).toEqual(before);
+  });
+});
+
+describe("the federal agency the ECOA notice names", () => {
+  const FTC = 'Federal Trade Commission, Consumer Response Center, 600 Pennsylvania Avenue NW, Washington, DC 20580';
+
+  it('an admin states it; GET /v1/account and the form show it; saving the form without it removes it', async () => {
+    expect((await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, '/ecoaAgency': `  ${FTC} ` })).status).toBe(303);
+    expect((await account()).lender).toMatchObject({ name: 'Harbor Lending, LLC', ecoaAgency: FTC });
+    expect((await admin.get('/dashboard/settings')).body).toContain(`value="${FTC}"`);
+    expect((await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, '/ecoaAgency': '' })).status).toBe(303);
+    expect((await account()).lender).not.toHaveProperty('ecoaAgency');
+  });
+
+  it('markup in it is text: escaped on the page, kept as typed', async () => {
+    const typed = 'Agency <b>"Bold"</b> & Co, Washington, DC';
+    expect((await admin.submit('/dashboard/settings', '/dashboard/settings/lender', { ...LENDER, '/ecoaAgency': typed })).status).toBe(303);
+    expect((await account()).lender).toMatchObject({ ecoaAgency: typed });
+    const page = (await admin.get('/dashboard/settings')).body;
+    expect(page).not.toContain('<b>"Bold"</b>');
+    expect(page).toContain('Agency &lt;b&gt;&quot;Bold&quot;&lt;/b&gt; &amp; Co');
   });
 });
 

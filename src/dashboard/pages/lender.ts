@@ -1,6 +1,6 @@
 /**
  * The lender's name and address on the settings page (admins): what notices to applicants give as
- * the creditor; and what the HMDA register's transmittal sheet adds (LEI, contact, tax id, federal
+ * the creditor, with the federal agency their ECOA statement names; and what the HMDA register's transmittal sheet adds (LEI, contact, tax id, federal
  * agency). Saved whole; the use case checks it and records it in the audit log.
  */
 import type Router from '@koa/router';
@@ -11,7 +11,7 @@ import { updateLender } from '../../services/lender.ts';
 import { actingAs, accountOf, formErrors, formOf, redirect, requireRoleFor, submittedValues } from '../page.ts';
 
 export const LENDER_DONE: Record<string, string> = {
-  lender: "The lender's name and address are saved: notices from now on give them.",
+  lender: "The lender's details are saved: notices from now on give them.",
 };
 
 export interface LenderFormState {
@@ -29,6 +29,7 @@ export function lenderValues(lender: Lender | null): Record<string, string> {
   values['/address/city'] = lender.address.city;
   values['/address/state'] = lender.address.state;
   values['/address/zip'] = lender.address.zip;
+  values['/ecoaAgency'] = lender.ecoaAgency ?? '';
   values['/lei'] = lender.lei ?? '';
   values['/contact/name'] = lender.contact?.name ?? '';
   values['/contact/phone'] = lender.contact?.phone ?? '';
@@ -51,6 +52,7 @@ export function lenderRoutes(router: Router, ctx: AppContext, showAgain: (koa: C
         city: field('/address/city'),
         state: field('/address/state').toUpperCase(),
         zip: field('/address/zip'),
+        ecoaAgency: field('/ecoaAgency'),
         lei: field('/lei').toUpperCase(),
         contactName: field('/contact/name'),
         contactPhone: field('/contact/phone'),

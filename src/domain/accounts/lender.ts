@@ -1,7 +1,8 @@
 /**
  * The lender's identity as notices to applicants name it (Regulation B's notice of action taken
- * gives the creditor's name and address, 12 CFR 1002.9(a)(2)): set by an admin in the dashboard's
- * settings. The form sends text fields; this checks them as the contract's Lender schema states.
+ * gives the creditor's name and address, 12 CFR 1002.9(a)(2), and its ECOA statement the federal
+ * agency that administers the creditor's compliance, 1002.9(b)(1)): set by an admin in the
+ * dashboard's settings. The form sends text fields; this checks them as the contract's Lender schema states.
  */
 import type { components } from '../../../generated/api.d.ts';
 import { STATE_FIPS } from '../applications/applicationData.ts';
@@ -20,6 +21,7 @@ export interface LenderForm {
   city: string;
   state: string;
   zip: string;
+  ecoaAgency?: string;
   lei?: string;
   contactName?: string;
   contactPhone?: string;
@@ -56,6 +58,7 @@ export function lenderFromForm(form: LenderForm): { lender: Lender } | { issues:
     textFieldIssue('/address/city', form.city, 100),
     form.state in STATE_FIPS ? null : { pointer: '/address/state', message: 'must be a USPS state or territory code (CA, NY, DC, PR…)' },
     ZIP.test(form.zip) ? null : { pointer: '/address/zip', message: 'must be a ZIP code: five digits, or ZIP+4 (94105-1234)' },
+    form.ecoaAgency ? textFieldIssue('/ecoaAgency', form.ecoaAgency, 300) : null,
     ...hmdaIssues(form),
   ].filter((issue): issue is Issue => issue !== null);
   if (issues.length > 0) return { issues };
@@ -63,6 +66,7 @@ export function lenderFromForm(form: LenderForm): { lender: Lender } | { issues:
     name: form.name,
     address: { street: form.street, city: form.city, state: form.state as Lender['address']['state'], zip: form.zip },
   };
+  if (form.ecoaAgency) lender.ecoaAgency = form.ecoaAgency;
   if (form.lei) lender.lei = form.lei;
   if (form.contactName || form.contactPhone || form.contactEmail) {
     lender.contact = { name: form.contactName ?? '', phone: form.contactPhone ?? '', email: form.contactEmail ?? '' };

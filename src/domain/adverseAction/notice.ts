@@ -32,6 +32,8 @@ export interface ScoreDisclosure {
 interface NoticeLender {
   name: string;
   address: { street: string; city: string; state: string; zip: string } | null;
+  /** The agency the ECOA statement names, null when the lender set none. */
+  ecoaAgency: string | null;
 }
 
 export interface NoticeContent {
@@ -49,17 +51,24 @@ export interface NoticeContent {
 }
 
 /**
- * The ECOA notice of 12 CFR 1002.9(b)(1), with the agency of appendix A that administers
- * compliance for a creditor not listed elsewhere there, a nondepository mortgage lender: the CFPB.
- * A bank, credit union or other listed creditor names its own agency (docs say so).
+ * The ECOA notice of 12 CFR 1002.9(b)(1) (the model wording of 1002.9(b)(1)), ending with the
+ * federal agency of appendix A that administers compliance for this creditor: the lender states it
+ * in its settings, since it follows the lender's charter and size and the agencies move.
  */
 const ECOA_NOTICE =
   'The Federal Equal Credit Opportunity Act prohibits creditors from discriminating against credit applicants on the basis of ' +
   'race, color, religion, national origin, sex, marital status, age (provided the applicant has the capacity to enter into a ' +
   "binding contract); because all or part of the applicant's income derives from any public assistance program; or because the " +
   'applicant has in good faith exercised any right under the Consumer Credit Protection Act. The Federal agency that administers ' +
-  'compliance with this law concerning this creditor is the Bureau of Consumer Financial Protection, 1700 G Street NW, ' +
-  'Washington, DC 20552.';
+  'compliance with this law concerning this creditor is ';
+
+/** What the notices made before the lender could state its agency named (the API reports it for them). */
+export const ECOA_AGENCY_BEFORE_SETTINGS = 'Bureau of Consumer Financial Protection, 1700 G Street NW, Washington, DC 20552';
+
+function ecoaNotice(agency: string | null): string {
+  if (agency === null) return `${ECOA_NOTICE}not set: the lender names it in the dashboard's settings.`;
+  return `${ECOA_NOTICE}${agency}${agency.endsWith('.') ? '' : '.'}`;
+}
 
 /** The FCRA §615(a) statement that goes with a score used in the decision. */
 const FCRA_NOTICE =
@@ -119,6 +128,6 @@ export function noticeSections(n: NoticeContent): NoticeSection[] {
       ],
     });
   }
-  sections.push({ heading: 'Notice', lines: [ECOA_NOTICE] });
+  sections.push({ heading: 'Notice', lines: [ecoaNotice(n.lender.ecoaAgency)] });
   return sections;
 }
