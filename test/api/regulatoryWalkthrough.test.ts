@@ -6,7 +6,6 @@
  * holiday weekend; and the year's HMDA register downloads with every implemented FFIEC edit passed.
  */
 import { PDFDocument } from 'pdf-lib';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.d.ts';
 import { FileChecker } from '../../src/domain/hmda/fileEdits.ts';
@@ -14,7 +13,7 @@ import { LAR_FIELD_COUNT, TS_FIELD_COUNT, larRecordOf } from '../../src/domain/h
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { updateLender } from '../../src/services/lender.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { manualClock, specPayloadErrors, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
+import { manualClock, startReceiver, verifiedDeliveries, type Receiver } from '../helpers/webhookReceiver.ts';
 
 /** 10:00 in New York on Friday January 15, 2027, the Friday before Martin Luther King Day. */
 const clock = manualClock(Date.parse('2027-01-15T15:00:00.000Z'));
@@ -76,20 +75,7 @@ describe('regulatory outputs, in test mode, followed through webhooks', () => {
       agencyCode: '9',
     });
     const { data: hook } = await api.POST('/v1/webhooks', { body: { url: receiver.url(), events: EVENTS, description: 'Regulatory outputs' } });
-    const verifier = new Webhook(hook!.secret);
-    let seen = 0;
-    const next = async (count: number): Promise<Payload[]> => {
-      const deliveries = (await receiver.waitFor(seen + count, 10_000)).slice(seen, seen + count);
-      seen += count;
-      return deliveries.map((d) => {
-        expect(specPayloadErrors(d.body)).toBeNull();
-        // Signed as Standard Webhooks says; re-signed here because the service's clock is in 2027
-        // and verify() would refuse a timestamp that far from this machine's.
-        const [id, timestamp] = [String(d.headers['webhook-id']), Number(d.headers['webhook-timestamp'])];
-        expect(String(d.headers['webhook-signature']).split(' ')).toContain(verifier.sign(id, new Date(timestamp * 1000), d.body));
-        return JSON.parse(d.body) as Payload;
-      });
-    };
+    const next = verifiedDeliveries(receiver, hook!.secret);
     const quoteFor = async () => (await api.POST('/v1/quotes', { body: { amount: 320000, term: 30, propertyValue: 400000, creditScore: 740 } })).data!.quoteId;
     const created = async (body: CreateBody) => {
       const { data, response, error } = await api.POST('/v1/applications', { body: { ...body, quoteId: await quoteFor() } });
