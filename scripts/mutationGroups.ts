@@ -126,7 +126,12 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
   // fixed-point search that the first period changed, and the Loan Estimate figures that use it.
   disclosures: {
     mutate: ['src/domain/disclosures/firstPeriod.ts', 'src/domain/pricing/aprFixedPoint.ts:40-145', 'src/domain/disclosures/loanEstimateFigures.ts:125-155'],
-    testFiles: ['test/unit/domain/disclosures/firstPeriod.test.ts', 'test/unit/domain/pricing/aprFirstPeriod.test.ts', 'test/unit/domain/disclosures/loanEstimateFigures.test.ts'],
+    testFiles: [
+      'test/unit/domain/disclosures/firstPeriod.test.ts',
+      'test/unit/domain/pricing/aprFirstPeriod.test.ts',
+      'test/unit/domain/disclosures/loanEstimateFigures.test.ts',
+      'test/unit/domain/pricing/apr.test.ts',
+    ],
   },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
