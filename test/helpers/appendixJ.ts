@@ -3,12 +3,12 @@
  * present value of the payments at a monthly rate, each payment over (1 + f·i)(1 + i)^t, t the
  * whole months to it and f the first period's odd days over 30.
  */
-export interface PaymentRunCents {
+interface PaymentRunCents {
   amountCents: number;
   count: number;
 }
 
-export function appendixJPresentValue(runs: readonly PaymentRunCents[], monthly: number, firstPeriod = { fullMonths: 1, oddDays: 0 }): number {
+function appendixJPresentValue(runs: readonly PaymentRunCents[], monthly: number, firstPeriod = { fullMonths: 1, oddDays: 0 }): number {
   let value = 0;
   let t = firstPeriod.fullMonths;
   for (const run of runs) {
