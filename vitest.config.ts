@@ -38,7 +38,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'postgres',
-          include: ['test/api/**/*.test.ts', 'test/dashboard/security.test.ts', 'test/dashboard/prototypePollution.test.ts', 'test/dashboard/environments.test.ts', 'test/dashboard/integrations.test.ts', 'test/dashboard/audit.test.ts', 'test/dashboard/mfa.test.ts', 'test/dashboard/routeAccess.test.ts', 'test/dashboard/sessionRenewal.test.ts', 'test/dashboard/secondFactorService.test.ts', 'test/dashboard/pipeline.test.ts', 'test/dashboard/requestLogs.test.ts', 'test/dashboard/desk.test.ts', 'test/dashboard/lender.test.ts', 'test/contract/authMatrix.test.ts', 'test/contract/scopeMatrix.test.ts', 'test/contract/badInput.test.ts', 'test/contract/coverage.test.ts', 'test/store/**/*.test.ts', ...POSTGRES_ONLY],
+          include: ['test/api/**/*.test.ts', 'test/dashboard/security.test.ts', 'test/dashboard/prototypePollution.test.ts', 'test/dashboard/environments.test.ts', 'test/dashboard/integrations.test.ts', 'test/dashboard/audit.test.ts', 'test/dashboard/mfa.test.ts', 'test/dashboard/routeAccess.test.ts', 'test/dashboard/sessionRenewal.test.ts', 'test/dashboard/secondFactorService.test.ts', 'test/dashboard/pipeline.test.ts', 'test/dashboard/requestLogs.test.ts', 'test/dashboard/desk.test.ts', 'test/dashboard/loanEstimatesDue.test.ts', 'test/dashboard/lender.test.ts', 'test/contract/authMatrix.test.ts', 'test/contract/scopeMatrix.test.ts', 'test/contract/badInput.test.ts', 'test/contract/coverage.test.ts', 'test/store/**/*.test.ts', ...POSTGRES_ONLY],
           exclude: SQLJS_DATA_DIR_ONLY,
           env: { TEST_ENGINE: 'postgres' },
         },

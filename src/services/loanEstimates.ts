@@ -23,6 +23,7 @@ import {
   insertLoanEstimateClock,
   markLoanEstimateDelivered as writeDelivered,
   markLoanEstimateOverdueNotified,
+  runningClocks,
   stopLoanEstimateClock as writeStopped,
   type LoanEstimateClockRecord,
   type StopReason,
@@ -32,6 +33,7 @@ import { findActiveRateLock, type SweepScope } from '../store/rateLocks.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
 import { simulatedClocks } from '../store/testClocks.ts';
 import { recordAudit } from './audit.ts';
+import { dueList, type DueList } from './desk.ts';
 import { environmentNow } from './environmentClock.ts';
 
 export type LoanEstimate = components['schemas']['LoanEstimate'];
@@ -165,6 +167,30 @@ export async function markLoanEstimateDelivered(ctx: AppContext, accountId: stri
       change: { before: { status: current.status }, after: { status: 'delivered', deliveredAt: at, method: body.method } },
     });
     return clockView(record, { ...clock, deliveredAt: at, deliveryMethod: body.method }, now, ctx.config.loanEstimateTimeZone);
+  });
+}
+
+/** A Loan Estimate the lender owes, on the desk's list (due or overdue on the environment's clock: see dueList). */
+export interface DeskLoanEstimate {
+  mortgageId: string;
+  applicantName: string;
+  completedAt: string;
+  dueDate: string;
+  dueAt: string;
+  timeZone: string;
+}
+
+/**
+ * The environment's running clocks (not delivered, the application neither withdrawn nor
+ * declined), soonest due first, and how many more run.
+ */
+export async function loanEstimatesDue(ctx: AppContext, accountId: string, limit: number): Promise<DueList<DeskLoanEstimate>> {
+  return dueList(ctx, accountId, async (db) => {
+    const running = await runningClocks(db, accountId, limit);
+    return {
+      total: running.total,
+      items: running.items.map((c) => ({ mortgageId: c.mortgageId, applicantName: c.applicantName, completedAt: c.completedAt, dueDate: c.dueDate, dueAt: c.dueAt, timeZone: c.timeZone })),
+    };
   });
 }
 

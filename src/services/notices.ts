@@ -34,6 +34,7 @@ import type { SweepScope } from '../store/rateLocks.ts';
 import { simulatedClocks } from '../store/testClocks.ts';
 import type { SqlExecutor, Tx } from '../store/store.ts';
 import { recordAudit } from './audit.ts';
+import { dueList, type DueList } from './desk.ts';
 import { environmentNow } from './environmentClock.ts';
 
 export type Notice = components['schemas']['AdverseActionNotice'];
@@ -215,27 +216,22 @@ export async function sweepNoticeReminders(ctx: AppContext): Promise<number> {
   return total;
 }
 
-/** A notice on the desk's list: due or overdue (past `dueAt` on the environment's clock), with its applicant. */
+/** A notice on the desk's list (due or overdue on the environment's clock: see dueList), with its applicant. */
 export interface DeskNotice {
   noticeId: string;
   mortgageId: string;
   applicantName: string;
   decidedAt: string;
   dueAt: string;
-  overdue: boolean;
 }
 
-/** The environment's undelivered notices, soonest due first, each marked overdue or not at the environment's time. */
-export async function noticesDue(ctx: AppContext, accountId: string, limit: number): Promise<DeskNotice[]> {
-  return ctx.store.read(async (db) => {
-    const now = (await environmentNow(ctx, db, accountId)).getTime();
-    return (await dueNotices(db, accountId, limit)).map((n) => ({
-      noticeId: n.noticeId,
-      mortgageId: n.mortgageId,
-      applicantName: n.content.applicantName,
-      decidedAt: n.decidedAt,
-      dueAt: n.dueAt,
-      overdue: Date.parse(n.dueAt) < now,
-    }));
+/** The environment's undelivered notices, soonest due first, and how many more are undelivered. */
+export async function noticesDue(ctx: AppContext, accountId: string, limit: number): Promise<DueList<DeskNotice>> {
+  return dueList(ctx, accountId, async (db) => {
+    const due = await dueNotices(db, accountId, limit);
+    return {
+      total: due.total,
+      items: due.items.map((n) => ({ noticeId: n.noticeId, mortgageId: n.mortgageId, applicantName: n.content.applicantName, decidedAt: n.decidedAt, dueAt: n.dueAt })),
+    };
   });
 }

@@ -4,6 +4,7 @@
  * or declined), or warned overdue, each a conditional update on a running clock so that of two
  * racing changes exactly one wins and only it publishes its event.
  */
+import { TOTAL_ROWS, toBounded, type Bounded } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 import type { SweepScope } from './rateLocks.ts';
 
@@ -122,4 +123,19 @@ export async function dueOverdueClocks(tx: Tx, scope: SweepScope, now: string, l
     [now, ...where.params, limit],
   );
   return rows.map(toRecord);
+}
+
+/** A running clock with its application's applicant, as the desk lists it. */
+export type RunningClockRecord = LoanEstimateClockRecord & { applicantName: string };
+
+/** The environment's running clocks, soonest due first, with each applicant's name, and how many run in all (the desk). */
+export async function runningClocks(db: SqlExecutor, accountId: string, limit: number): Promise<Bounded<RunningClockRecord>> {
+  const rows = await db.all<Row & { applicant_name: string; total_rows: number }>(
+    `SELECT ${COLUMNS},
+        (SELECT a.applicant_name FROM applications a WHERE a.account_id = loan_estimate_clocks.account_id AND a.id = loan_estimate_clocks.mortgage_id) AS applicant_name,
+        ${TOTAL_ROWS}
+      FROM loan_estimate_clocks WHERE account_id = ? AND ${RUNNING} ORDER BY due_at, mortgage_id LIMIT ?`,
+    [accountId, limit],
+  );
+  return toBounded(rows, (row) => ({ ...toRecord(row), applicantName: row.applicant_name }));
 }

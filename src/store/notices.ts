@@ -3,6 +3,7 @@
  * made, its dates, its reminder and its delivery. One per declined application.
  */
 import type { NoticeContent } from '../domain/adverseAction/notice.ts';
+import { TOTAL_ROWS, toBounded, type Bounded } from './pagination.ts';
 import { forUpdate, type SqlExecutor, type Tx } from './store.ts';
 import type { SweepScope } from './rateLocks.ts';
 
@@ -118,8 +119,11 @@ export async function markReminded(tx: SqlExecutor, accountId: string, noticeId:
   return changes === 1;
 }
 
-/** The environment's notices still due, soonest due first (the desk). */
-export async function dueNotices(db: SqlExecutor, accountId: string, limit: number): Promise<NoticeRecord[]> {
-  const rows = await db.all<NoticeRow>(`SELECT ${COLUMNS} FROM adverse_action_notices WHERE account_id = ? AND status = 'due' ORDER BY due_at, id LIMIT ?`, [accountId, limit]);
-  return rows.map(toRecord);
+/** The environment's notices still due, soonest due first, and how many are due in all (the desk). */
+export async function dueNotices(db: SqlExecutor, accountId: string, limit: number): Promise<Bounded<NoticeRecord>> {
+  const rows = await db.all<NoticeRow & { total_rows: number }>(
+    `SELECT ${COLUMNS}, ${TOTAL_ROWS} FROM adverse_action_notices WHERE account_id = ? AND status = 'due' ORDER BY due_at, id LIMIT ?`,
+    [accountId, limit],
+  );
+  return toBounded(rows, toRecord);
 }

@@ -16,6 +16,23 @@ export interface Page<T> {
   lastId: string | null;
 }
 
+/**
+ * The first rows of a list cut by LIMIT, and how many rows the whole list has: what a screen shows
+ * when it lists the most pressing items and counts the rest.
+ */
+export interface Bounded<T> {
+  items: T[];
+  total: number;
+}
+
+/** The select-list item that counts every row the WHERE matched, LIMIT or not (a window over the whole result, on both engines). */
+export const TOTAL_ROWS = 'COUNT(*) OVER () AS total_rows';
+
+/** A bounded list from rows that select TOTAL_ROWS. */
+export function toBounded<R extends { total_rows: number }, T>(rows: R[], toItem: (row: R) => T): Bounded<T> {
+  return { items: rows.map(toItem), total: rows[0]?.total_rows ?? 0 };
+}
+
 export function toPage<T>(rows: T[], limit: number, idOf: (row: T) => string): Page<T> {
   const items = rows.slice(0, limit);
   const last = items.at(-1);

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.d.ts';
 import { updateLender } from '../../src/services/lender.ts';
+import { noticesDue } from '../../src/services/notices.ts';
 import { pdfText } from '../helpers/pdfText.ts';
 import { startTestApp, type ApiClient, type TestAccount, type TestApp } from '../helpers/testApp.ts';
 
@@ -320,5 +321,15 @@ describe('the desk lists notices due and overdue', () => {
     // In live mode the clock is real: past dueAt only by moving the notice's dates (a test-mode desk is the other environment).
     await app.ctx.store.transaction((tx) => tx.run("UPDATE adverse_action_notices SET due_at = ? WHERE mortgage_id = ?", ['2020-01-01T00:00:00.000Z', application.mortgageId]));
     expect((await signedUp.client.get('/dashboard/applications?view=notices')).body).toMatch(/<td>overdue<\/td>/);
+  });
+
+  it('bounded, it counts the notices it left off', async () => {
+    const lender = await app.newAccount('Busy Declining Lending');
+    const first = await declined(lender.client);
+    await declined(lender.client);
+    const due = await noticesDue(app.ctx, lender.accountId, 1);
+    expect(due.items.map((n) => n.noticeId)).toEqual([first.notice.noticeId]);
+    expect(due.more).toBe(1);
+    expect((await noticesDue(app.ctx, lender.accountId, 2)).more).toBe(0);
   });
 });

@@ -1,9 +1,14 @@
 /**
  * Applications and the underwriter's desk: the list with search (applicant name, email or id) and
- * filters (status, condition state, rate-lock state) as GET parameters, the queue of referred applications that
- * need a decision (oldest first), and the detail with the decision and every reason, conditions,
- * documents and bank verifications. The desk's forms (approve or decline with a reason, conditions
- * added, satisfied or waived) are in desk.ts.
+ * filters (status, condition state, rate-lock state) as GET parameters, the queue of referred
+ * applications that need a decision (oldest first), what the lender owes by a time (adverse action
+ * notices and Loan Estimates, soonest due first), and the detail with the decision and every
+ * reason, conditions, documents and bank verifications. The desk's forms (approve or decline with a
+ * reason, conditions added, satisfied or waived) are in desk.ts.
+ *
+ * The lists of what is owed read the primary, as their API operations do (neither is
+ * x-read-replica): a delivery just recorded through the API, or a test clock just advanced, shows
+ * at once.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -16,8 +21,9 @@ import { getApplication, toApplication } from '../../services/applications.ts';
 import { listApplicationVerifications } from '../../services/bankVerification.ts';
 import { decisionQueue, findApplications, type ApplicationSearch } from '../../services/desk.ts';
 import { listDocuments, openDocument } from '../../services/documents.ts';
-import { activeRateLockOf } from '../../services/rateLocks.ts';
+import { loanEstimatesDue } from '../../services/loanEstimates.ts';
 import { noticesDue } from '../../services/notices.ts';
+import { activeRateLockOf } from '../../services/rateLocks.ts';
 import { actingAs, accountOf, readingContext, requireSession } from '../page.ts';
 import { render } from '../render.ts';
 
@@ -87,6 +93,10 @@ export function applicationRoutes(router: Router, ctx: AppContext): void {
     const accountId = accountOf(session);
     if (koa.query.view === 'notices') {
       render(koa, 'notices-due', { title: 'Notices due', nav: 'applications', notices: await noticesDue(ctx, accountId, QUEUE_SIZE) });
+      return;
+    }
+    if (koa.query.view === 'loan-estimates') {
+      render(koa, 'loan-estimates-due', { title: 'Loan Estimates due', nav: 'applications', estimates: await loanEstimatesDue(ctx, accountId, QUEUE_SIZE) });
       return;
     }
     if (koa.query.view === 'queue') {
