@@ -122,6 +122,17 @@ export const MUTATION_GROUPS: Record<string, MutationGroup> = {
       'test/unit/store/sqljs/archive.test.ts',
     ],
   },
+  // The APR over an odd first period (Appendix J) and the dates it is counted from: the lines of the
+  // fixed-point search that the first period changed, and the Loan Estimate figures that use it.
+  disclosures: {
+    mutate: ['src/domain/disclosures/firstPeriod.ts', 'src/domain/pricing/aprFixedPoint.ts:40-145', 'src/domain/disclosures/loanEstimateFigures.ts:125-155'],
+    testFiles: [
+      'test/unit/domain/disclosures/firstPeriod.test.ts',
+      'test/unit/domain/pricing/aprFirstPeriod.test.ts',
+      'test/unit/domain/disclosures/loanEstimateFigures.test.ts',
+      'test/unit/domain/pricing/apr.test.ts',
+    ],
+  },
   sdk: {
     mutate: ['sdk/src/retry.ts', 'sdk/src/webhooks.ts'],
     testFiles: ['test/sdk/retry.test.ts', 'test/sdk/webhookVerification.test.ts', 'test/sdk/sdk.test.ts'],

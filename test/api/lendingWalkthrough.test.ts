@@ -5,11 +5,10 @@
  * Each step is followed through the webhooks it causes only (verified like a partner would,
  * checked against the spec's payload schemas), and the whole sequence of events is asserted.
  */
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
-import { specPayloadErrors, startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
+import { startReceiver, verifiedDeliveries, type Receiver } from '../helpers/webhookReceiver.ts';
 
 let app: TestApp;
 let dispatcher: WebhookDispatcher;
@@ -50,17 +49,7 @@ describe('the lending walk-through, in test mode, followed through webhooks', ()
 
     // 1. An endpoint for the walk-through's events; its secret verifies every delivery.
     const { data: hook } = await api.POST('/v1/webhooks', { body: { url: receiver.url(), events: EVENTS, description: 'Lending walk-through' } });
-    const verifier = new Webhook(hook!.secret);
-    let seen = 0;
-    /** Waits for the next `count` deliveries, verifies them and returns their payloads. */
-    const next = async (count: number): Promise<Payload[]> => {
-      const deliveries = (await receiver.waitFor(seen + count, 10_000)).slice(seen, seen + count);
-      seen += count;
-      return deliveries.map((d) => {
-        expect(specPayloadErrors(d.body)).toBeNull();
-        return verifier.verify(d.body, d.headers as Record<string, string>) as Payload;
-      });
-    };
+    const next = verifiedDeliveries(receiver, hook!.secret);
 
     // 2. A quote, and an application on it.
     const { data: quote } = await api.POST('/v1/quotes', { body: { amount: 300000, term: 30 } });

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { Webhook } from 'standardwebhooks';
+import { expect } from 'vitest';
 import { dereference } from '../../src/contract/spec.ts';
 import { eventually } from './server.ts';
 
@@ -135,6 +137,27 @@ export function specPayloadErrors(body: string): string | null {
     validators.set(payload.event, validate);
   }
   return validate(payload) ? null : ajv.errorsText(validate.errors);
+}
+
+/**
+ * Reads a receiver's deliveries in order, `count` at a time: each checked against the spec's
+ * payload schema and its signature against the endpoint's secret (re-signed as Standard Webhooks
+ * defines it, so a service on a test clock far from this machine's is checked as well), and
+ * returned as payloads.
+ */
+export function verifiedDeliveries(receiver: Receiver, secret: string): (count: number) => Promise<Array<Json & { event: string }>> {
+  const signer = new Webhook(secret);
+  let seen = 0;
+  return async (count) => {
+    const deliveries = (await receiver.waitFor(seen + count, 10_000)).slice(seen, seen + count);
+    seen += count;
+    return deliveries.map((d) => {
+      expect(specPayloadErrors(d.body)).toBeNull();
+      const [id, timestamp] = [String(d.headers['webhook-id']), Number(d.headers['webhook-timestamp'])];
+      expect(String(d.headers['webhook-signature']).split(' ')).toContain(signer.sign(id, new Date(timestamp * 1000), d.body));
+      return JSON.parse(d.body) as Json & { event: string };
+    });
+  };
 }
 
 /** A clock the test moves by hand. */

@@ -31,9 +31,10 @@ export function firstPeriodBetween(consummationDate: string, firstPaymentDate: s
   dayNumber(firstPaymentDate); // refuses what is not a date
   const [sy, sm] = consummationDate.split('-').map(Number) as [number, number];
   const [ey, em] = firstPaymentDate.split('-').map(Number) as [number, number];
-  // At most the months between the two calendar months; one fewer when the day of the month is earlier.
+  // The months between the two calendar months, counted back, land in consummation's month: one
+  // fewer when they land before its day (then they land in the month after, which is later).
   let months = (ey - sy) * 12 + (em - sm);
-  while (months > 0 && monthsBefore(firstPaymentDate, months) < start) months -= 1;
+  if (monthsBefore(firstPaymentDate, months) < start) months -= 1;
   if (months < 1) {
     throw new RangeError(`the first payment (${firstPaymentDate}) must fall at least one month after consummation (${consummationDate})`);
   }

@@ -35,6 +35,7 @@ describe('the first period in Appendix J unit periods (consummation to the first
     ] as const) {
       expect(() => firstPeriodBetween(consummation, firstPayment), `${consummation} → ${firstPayment}`).toThrow(RangeError);
     }
+    expect(() => firstPeriodBetween('2027-01-10', '2027-02-01')).toThrow('the first payment (2027-02-01) must fall at least one month after consummation (2027-01-10)');
   });
 
   it('for any dates a month or more apart: whole months of the calendar difference or one fewer, and 0 to 30 odd days that are the days to the first whole month', () => {

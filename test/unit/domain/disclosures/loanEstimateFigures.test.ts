@@ -6,6 +6,7 @@ import { mortgageInsurancePaymentsUntilAutomaticTermination } from '../../../../
 import { scheduleRows } from '../../../../src/domain/pricing/amortization.ts';
 import { priceLoanFromSheet } from '../../../../src/domain/pricing/quote.ts';
 import { DEFAULT_RATE_SHEET } from '../../../../src/domain/pricing/rateSheet.ts';
+import { rootRoundsTo } from '../../../helpers/appendixJ.ts';
 
 /**
  * The CFPB's sample Loan Estimate H-24(B) (fixed rate, Ficus Bank, Michael Jones and Mary Stone):
@@ -199,10 +200,22 @@ describe('loanEstimateFigures from a quote', () => {
     ]);
   });
 
-  it('mortgage insurance for the whole term shows in one column', () => {
-    const figures = loanEstimateFigures({ ...H24B, mortgageInsurance: { monthlyCents: 8235, months: 360 } });
-    expect(figures.projectedPayments).toHaveLength(1);
-    expect(figures.projectedPayments[0]).toMatchObject({ fromYear: 1, toYear: 30, mortgageInsuranceDollars: 82 });
+  it('mortgage insurance for the whole term (or longer) shows in one column, and every payment, the last included, carries it in the APR', () => {
+    const rows = scheduleRows(H24B.amountCents, H24B.rateThousandths, H24B.termYears);
+    const [level, last] = [rows[0]!.paymentCents, rows.at(-1)!.paymentCents];
+    for (const months of [360, 480]) {
+      const figures = loanEstimateFigures({ ...H24B, mortgageInsurance: { monthlyCents: 8235, months } });
+      expect(figures.projectedPayments).toHaveLength(1);
+      expect(figures.projectedPayments[0]).toMatchObject({ fromYear: 1, toYear: 30, mortgageInsuranceDollars: 82 });
+      const runs = [
+        { amountCents: level + 8235, count: 359 },
+        { amountCents: last + 8235, count: 1 },
+      ];
+      expect(rootRoundsTo(runs, figures.amountFinancedCents, figures.aprThousandths)).toBe(true);
+      expect(rootRoundsTo(runs, figures.amountFinancedCents, figures.aprThousandths, { fullMonths: 1, oddDays: 16 })).toBe(false);
+      const odd = loanEstimateFigures({ ...H24B, mortgageInsurance: { monthlyCents: 8235, months }, firstPeriod: { fullMonths: 1, oddDays: 16 } });
+      expect(rootRoundsTo(runs, odd.amountFinancedCents, odd.aprThousandths, { fullMonths: 1, oddDays: 16 })).toBe(true);
+    }
   });
 
   it('mortgage insurance raises the APR and never lowers it', () => {

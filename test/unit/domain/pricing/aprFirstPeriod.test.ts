@@ -1,20 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scheduleTotals } from '../../../../src/domain/pricing/amortization.ts';
-import { REGULAR_FIRST_PERIOD, solveAprFixedPoint, type CentsRun, type FirstPeriod } from '../../../../src/domain/pricing/aprFixedPoint.ts';
-
-/**
- * Appendix J (b)(8) written out on its own, in doubles: the amount financed equals the sum of each
- * payment over (1 + f·i)(1 + i)^t, t the whole months to it and f the odd days over 30.
- */
-function presentValue(runs: readonly CentsRun[], monthly: number, { fullMonths, oddDays }: FirstPeriod): number {
-  let value = 0;
-  let t = fullMonths;
-  for (const run of runs) {
-    for (let k = 0; k < run.count; k++, t++) value += run.amountCents / ((1 + (oddDays / 30) * monthly) * (1 + monthly) ** t);
-  }
-  return value;
-}
+import { REGULAR_FIRST_PERIOD, solveAprFixedPoint, type CentsRun } from '../../../../src/domain/pricing/aprFixedPoint.ts';
+import { rootRoundsTo } from '../../../helpers/appendixJ.ts';
 
 /** A priced loan's payments, with mortgage insurance on the first `insured` of them. */
 const loans = fc
@@ -48,14 +36,10 @@ describe('the APR with an odd first period (Appendix J (b)(8), consummation to t
     );
   });
 
-  it('states the root of the equation, rounded to the thousandth: the equation written out on its own brackets it', () => {
+  it('states the root of the equation, rounded to the thousandth: the equation written out on its own (test/helpers/appendixJ.ts) brackets it', () => {
     fc.assert(
       fc.property(loans, firstPeriods, ({ financed, runs, t }, firstPeriod) => {
-        const stated = solveAprFixedPoint(financed, runs, t, firstPeriod);
-        // The root lies in [stated − ½, stated + ½) thousandths, widened by 10⁻⁴ for the doubles and the search's bracket.
-        const monthly = (thousandths: number) => thousandths / 1_200_000;
-        expect(presentValue(runs, monthly(stated - 0.5001), firstPeriod)).toBeGreaterThan(financed);
-        expect(presentValue(runs, monthly(stated + 0.5001), firstPeriod)).toBeLessThan(financed);
+        expect(rootRoundsTo(runs, financed, solveAprFixedPoint(financed, runs, t, firstPeriod), firstPeriod)).toBe(true);
       }),
       { numRuns: 300 },
     );
@@ -86,7 +70,7 @@ describe('the APR with an odd first period (Appendix J (b)(8), consummation to t
       { fullMonths: 1.5, oddDays: 0 },
       { fullMonths: 1, oddDays: Number.NaN },
     ]) {
-      expect(() => solveAprFixedPoint(110_000, runs, 0, firstPeriod), JSON.stringify(firstPeriod)).toThrow(RangeError);
+      expect(() => solveAprFixedPoint(110_000, runs, 0, firstPeriod), JSON.stringify(firstPeriod)).toThrow(/^a first period is one or more whole months and 0 to 30 odd days, got /);
     }
   });
 });
