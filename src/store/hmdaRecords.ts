@@ -11,7 +11,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApplicationStatus } from '../domain/applications/stateMachine.ts';
 import type { DecisionReasonFacts } from '../domain/hmda/decision.ts';
 import type { LarApplication } from '../domain/hmda/source.ts';
-import type { SqlExecutor, SqlValue, Store } from './store.ts';
+import { openDemographics } from './applicationDemographics.ts';
+import type { SecretSealer, SqlExecutor, SqlValue, Store } from './store.ts';
 
 export interface HmdaQuery {
   accountId: string;
@@ -30,7 +31,8 @@ export interface HmdaSource {
 
 /**
  * The application's columns, then its demographics (a LEFT JOIN of application_demographics on
- * its primary key: the register is the one reader of applications that may hold them).
+ * its primary key: the register is the one reader of applications that may hold them), sealed as
+ * stored and opened row by row (./applicationDemographics.ts).
  */
 const SELECT = `SELECT a.id, a.status, a.amount_cents, a.annual_income_cents, a.credit_score, a.term_years, a.property_value_cents,
   a.decision_json, a.submitted_at, a.decided_at, a.withdrawn_at, a.updated_at,
@@ -56,7 +58,7 @@ export async function hmdaUpperBound(db: SqlExecutor, accountId: string): Promis
 async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: string | null, limit: number): Promise<HmdaSource[]> {
   if (query.upToId === null) return [];
   const rows = await db.values(`${SELECT} ORDER BY a.id LIMIT ?`, [...params(query, afterId ?? ''), limit]);
-  return rows.map(toSource);
+  return rows.map((r) => toSource(r, db.sealer));
 }
 
 /**
@@ -66,7 +68,9 @@ async function readHmdaBatch(db: SqlExecutor, query: HmdaQuery, afterId: string 
 export async function* hmdaBatches(store: Store, query: HmdaQuery, batchSize: number): AsyncGenerator<HmdaSource[]> {
   if (query.upToId === null) return;
   if (store.cursor) {
-    for await (const rows of store.cursor(`${SELECT} ORDER BY a.id`, params(query, ''), batchSize)) yield rows.map(toSource);
+    // The Store itself does not hand out its sealer; its executors carry it (a read that runs no statement).
+    const sealer = await store.read(async (db) => db.sealer);
+    for await (const rows of store.cursor(`${SELECT} ORDER BY a.id`, params(query, ''), batchSize)) yield rows.map((r) => toSource(r, sealer));
     return;
   }
   let after: string | null = null;
@@ -93,10 +97,12 @@ function reasonsOf(decision: SqlValue | object): DecisionReasonFacts[] {
   return (parsed?.reasons ?? []).map((r) => ({ rule: r.rule, result: r.result, effect: r.effect, value: r.value ?? null }));
 }
 
-function toSource(r: SqlValue[]): HmdaSource {
+function toSource(r: SqlValue[], sealer: SecretSealer): HmdaSource {
+  const mortgageId = r[0] as string;
+  const demographics = r[19] as string | null;
   return {
     application: {
-      mortgageId: r[0] as string,
+      mortgageId,
       status: r[1] as ApplicationStatus,
       amountCents: r[2] as number,
       annualIncomeCents: r[3] as number | null,
@@ -114,7 +120,7 @@ function toSource(r: SqlValue[]): HmdaSource {
       totalUnits: r[16] as number | null,
       lienStatus: r[17] as LarApplication['lienStatus'],
       loanType: r[18] as LarApplication['loanType'],
-      demographics: json<LarApplication['demographics']>(r[19] as SqlValue),
+      demographics: demographics === null ? null : openDemographics({ sealer }, demographics, mortgageId),
     },
     reasons: reasonsOf(r[7] as SqlValue),
   };

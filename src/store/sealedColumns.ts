@@ -1,11 +1,12 @@
 /**
- * Which columns hold sealed secrets (see src/store/core/sealing.ts), the additional data that
- * binds each sealed value to its row, and the pass that (re-)seals every such value under the
- * current key: at open (values stored in plain text before sealing existed, or under an older
- * key) and when the key is rotated. Also which keys the stored values need, for the check a
- * PostgreSQL instance passes at open (src/store/postgres/secretsKey.ts).
+ * Which columns hold sealed values (see src/store/core/sealing.ts): secrets, and applicants'
+ * demographic information (ECOA-protected). The additional data that binds each sealed value to
+ * its row, and the pass that (re-)seals every such value under the current key: at open (values
+ * stored in plain text before sealing existed, or under an older key) and when the key is rotated.
+ * Also which keys the stored values need, for the check a PostgreSQL instance passes at open
+ * (src/store/postgres/secretsKey.ts).
  */
-import { SEALED_HEAD_CHARS, sealedKeyId } from './core/sealing.ts';
+import { SEALED_HEAD_CHARS, SEALED_PREFIX, sealedKeyId } from './core/sealing.ts';
 import type { SecretSealer, SqlExecutor, Tx } from './store.ts';
 
 /** The sealing context of a webhook endpoint's current and previous signing secrets. */
@@ -14,21 +15,28 @@ export const webhookSecretContext = (webhookId: string): string => `webhook_endp
 export const bankPartnerCredentialContext = (partnerId: string): string => `bank_partners:${partnerId}`;
 /** The sealing context of a dashboard user's TOTP secret (enrolled or being enrolled). */
 export const totpSecretContext = (userId: string): string => `users:${userId}`;
+/** The sealing context of an application's demographic information (ethnicity, race, sex, age). */
+export const applicationDemographicsContext = (mortgageId: string): string => `application_demographics:${mortgageId}`;
 
 interface SealedTable {
   table: string;
+  /** The row's key column, whose value the context names. */
+  key: string;
   columns: readonly string[];
-  context: (id: string) => string;
+  context: (key: string) => string;
 }
 
 const SEALED_COLUMNS: readonly SealedTable[] = [
-  { table: 'webhook_endpoints', columns: ['secret', 'previous_secret'], context: webhookSecretContext },
-  { table: 'bank_partners', columns: ['credential_encrypted'], context: bankPartnerCredentialContext },
-  { table: 'users', columns: ['totp_secret', 'totp_pending_secret'], context: totpSecretContext },
+  { table: 'webhook_endpoints', key: 'id', columns: ['secret', 'previous_secret'], context: webhookSecretContext },
+  { table: 'bank_partners', key: 'id', columns: ['credential_encrypted'], context: bankPartnerCredentialContext },
+  { table: 'users', key: 'id', columns: ['totp_secret', 'totp_pending_secret'], context: totpSecretContext },
+  { table: 'application_demographics', key: 'mortgage_id', columns: ['demographics_json'], context: applicationDemographicsContext },
 ];
 
+type Resealer = SecretSealer & { isCurrent?(value: string): boolean; readonly primaryKeyId?: string };
+
 /** The value as stored: sealed under the current key (an already current value is kept as is). */
-function resealed(sealer: SecretSealer & { isCurrent?(value: string): boolean }, value: string, context: string): string | null {
+function resealed(sealer: Resealer, value: string, context: string): string | null {
   if (sealer.isSealed(value)) {
     if (sealer.isCurrent?.(value)) return null;
     return sealer.seal(sealer.open(value, context), context);
@@ -37,24 +45,40 @@ function resealed(sealer: SecretSealer & { isCurrent?(value: string): boolean },
 }
 
 /**
- * Seals every secret not yet sealed under the current key; returns how many values changed.
+ * The rows of `table` with a value not sealed under the current key. The filter is in SQL because
+ * the pass runs at every open of sql.js: a table with a row per application (demographics) must
+ * not be read whole into memory each time when everything in it is already current.
+ */
+function staleRowsQuery(sealer: Resealer, { table, key, columns }: SealedTable): { sql: string; params: string[] } {
+  const select = `SELECT ${key} AS row_key, ${columns.join(', ')} FROM ${table}`;
+  if (sealer.primaryKeyId === undefined) return { sql: `${select} ORDER BY ${key}`, params: [] };
+  const head = `${SEALED_PREFIX}${sealer.primaryKeyId}:`;
+  const stale = columns.map((c) => `(${c} IS NOT NULL AND substr(${c}, 1, ${head.length}) <> ?)`).join(' OR ');
+  return { sql: `${select} WHERE ${stale} ORDER BY ${key}`, params: columns.map(() => head) };
+}
+
+/**
+ * Seals every value not yet sealed under the current key; returns how many values changed.
  * `tables` lists the tables that exist (a store opened with other migrations may have none).
  */
 export async function resealSecrets(tx: Tx, tables: ReadonlySet<string>): Promise<number> {
+  const sealer: Resealer = tx.sealer;
   let changed = 0;
-  for (const { table, columns, context } of SEALED_COLUMNS) {
+  for (const sealed of SEALED_COLUMNS) {
+    const { table, key, columns, context } = sealed;
     if (!tables.has(table)) continue;
-    const rows = await tx.all<Record<string, string | null>>(`SELECT id, ${columns.join(', ')} FROM ${table} ORDER BY id`);
+    const { sql, params } = staleRowsQuery(sealer, sealed);
+    const rows = await tx.all<Record<string, string | null>>(sql, params);
     for (const row of rows) {
-      const id = row.id!;
+      const rowKey = row.row_key!;
       for (const column of columns) {
         const value = row[column];
         if (value === null || value === undefined) continue;
-        const next = resealed(tx.sealer, value, context(id));
+        const next = resealed(sealer, value, context(rowKey));
         if (next === null) continue;
         // Only if the value is still the one read: on PostgreSQL another instance may have just
         // rotated this secret, and its new value must not be overwritten with the old one.
-        const { changes } = await tx.run(`UPDATE ${table} SET ${column} = ? WHERE id = ? AND ${column} = ?`, [next, id, value]);
+        const { changes } = await tx.run(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ? AND ${column} = ?`, [next, rowKey, value]);
         changed += changes;
       }
     }
@@ -85,7 +109,7 @@ export async function sealedInventory(db: SqlExecutor, tables: ReadonlySet<strin
   return inventory;
 }
 
-/** How many sealed values are stored (each column value counts once), for the operator's `secrets status`. */
+/** How many sealed values are stored (each column value counts once, demographics included), for the operator's `secrets status`. */
 export async function countSealedValues(db: SqlExecutor, tables: ReadonlySet<string>): Promise<number> {
   let count = 0;
   for (const { table, columns } of SEALED_COLUMNS) {

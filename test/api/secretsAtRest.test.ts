@@ -1,6 +1,6 @@
 /**
  * Secrets and data at rest: webhook signing secrets (current and rotated-out) and bank partner
- * credentials never appear in plain text in journal.log, snapshot.db or any other file of the data
+ * credentials (and applicants' demographics, ./demographicsAtRest.test.ts) never appear in plain text in journal.log, snapshot.db or any other file of the data
  * directory, nor (PostgreSQL) in any row of the database; the directory is 0700 and every file in
  * it 0600; the sealing key rotates with an admin command (sql.js; on PostgreSQL the command says
  * how instances rotate it, see test/postgres/secretsKey.test.ts) and values stored before sealing
@@ -9,6 +9,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../generated/api.d.ts';
 import { runAdminCommand } from '../../src/cli/commands.ts';
 import { findBankPartner } from '../../src/store/bankPartners.ts';
 import { leasedDeliveries } from '../../src/store/outbox.ts';
@@ -57,7 +58,9 @@ describe('secrets at rest', () => {
   let current = '';
   let rotatedOut = '';
   let webhookId = '';
+  let mortgageId = '';
   const credential = 'partner-credential-' + 'k'.repeat(40);
+  const demographics: components['schemas']['DemographicsInput'] = { ethnicity: ['cuban'], race: ['samoan'], sex: 'female', age: 52, collectedOnVisualObservation: false };
 
   it('seals webhook secrets (current and rotated-out) and partner credentials in the journal and the snapshot (the database rows on PostgreSQL)', async () => {
     const created = await account.client.POST('/v1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', events: ['application.approved'] } });
@@ -73,6 +76,10 @@ describe('secrets at rest', () => {
       'base-url': 'http://127.0.0.1:9/verify/',
       credential,
     });
+    // and a value that is not a secret but is sealed as one: an applicant's demographics
+    const application = await account.client.POST('/v1/applications', { body: { applicant: { name: 'Ann Lee', amount: 200000 }, term: 30, demographics } });
+    expect(application.response.status).toBe(201);
+    mortgageId = application.data!.mortgageId;
 
     // the service still reads them: the listing shows the current secret's tail
     const shown = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } });
@@ -100,7 +107,7 @@ describe('secrets at rest', () => {
 
   it.runIf(onPostgres())('on PostgreSQL, secrets status shows the key the database records, and rotate-key says how instances rotate it instead', async () => {
     const status = await runAdminCommand(app.ctx, 'secrets status', {});
-    expect(status).toMatchObject({ source: 'file', keyFile: path.join(app.dataDir, 'secrets.key'), sealedValues: 3 });
+    expect(status).toMatchObject({ source: 'file', keyFile: path.join(app.dataDir, 'secrets.key'), sealedValues: 4 });
     expect(status.recordedKeyId).toBe(status.keyId);
     await expect(runAdminCommand(app.ctx, 'secrets rotate-key', {})).rejects.toThrow(/SECRETS_KEY_PREVIOUS .*SECRETS_KEY/);
     expect(await runAdminCommand(app.ctx, 'secrets status', {})).toEqual(status);
@@ -109,10 +116,11 @@ describe('secrets at rest', () => {
   // On PostgreSQL: the test above, and the rotation through SECRETS_KEY in test/postgres/secretsKey.test.ts.
   it.skipIf(onPostgres())('rotates the sealing key with an admin command: every value re-sealed, the old key gone, deliveries still signed', async () => {
     const before = await runAdminCommand(app.ctx, 'secrets status', {});
-    expect(before).toMatchObject({ source: 'file', sealedValues: 3 });
+    // two webhook secrets, a partner's credential, an applicant's demographics
+    expect(before).toMatchObject({ source: 'file', sealedValues: 4 });
     const oldKeyFile = await readFile(path.join(app.dataDir, 'secrets.key'), 'utf8');
     const result = await runAdminCommand(app.ctx, 'secrets rotate-key', {});
-    expect(result).toMatchObject({ previousKeyId: before.keyId, resealed: 3 });
+    expect(result).toMatchObject({ previousKeyId: before.keyId, resealed: 4 });
     expect(result.keyId).not.toBe(before.keyId);
     expect(await readFile(path.join(app.dataDir, 'secrets.key'), 'utf8')).not.toBe(oldKeyFile);
     for (const { file, bytes } of await filesUnder(app.dataDir)) {
@@ -140,6 +148,11 @@ describe('secrets at rest', () => {
     expect(seen[0]).toMatchObject({ secret: current, previousSecret: rotatedOut });
     const shown = await account.client.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } });
     expect(JSON.stringify(shown.data)).toContain(current.slice(-4));
+    // the demographics, re-sealed under the new key, read back the same
+    const stored = await app.ctx.store.read((db) => db.get<{ v: string }>('SELECT demographics_json AS v FROM application_demographics WHERE mortgage_id = ?', [mortgageId]));
+    expect(stored!.v.startsWith(`sealed:v1:${String(result.keyId)}:`)).toBe(true);
+    const read = await account.client.GET('/v1/applications/{mortgageId}/demographics', { params: { path: { mortgageId } } });
+    expect(read.data!.demographics).toEqual(demographics);
   });
 });
 

@@ -8,11 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../generated/api.d.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/createContext.ts';
 import { createLogger } from '../../src/log.ts';
 import { createAccount } from '../../src/services/accounts.ts';
+import { createApplication } from '../../src/services/applications.ts';
 import { createWebhook, rotateWebhookSecret } from '../../src/services/webhooks.ts';
+import { findDemographics } from '../../src/store/applicationDemographics.ts';
 import { SecretsKeyMismatchError } from '../../src/store/core/errors.ts';
 import { encodeSecretsKey, newSecretsKey, SecretKeyring, secretsKeyId, type SecretsKeyOptions } from '../../src/store/core/sealing.ts';
 import { openStore, type OpenedStore } from '../../src/store/open.ts';
@@ -52,19 +55,27 @@ async function recordedKeyId(store: OpenedStore): Promise<string | undefined> {
   return (await store.read((db) => db.get<{ key_id: string }>('SELECT key_id FROM secrets_key')))?.key_id;
 }
 
-/** The key ids the stored webhook secrets (current and previous) are sealed under. */
+/** The key ids the stored webhook secrets (current and previous) and applicants' demographics are sealed under. */
 async function sealedUnder(store: OpenedStore): Promise<string[]> {
   const rows = await store.read((db) => db.all<{ secret: string; previous_secret: string | null }>('SELECT secret, previous_secret FROM webhook_endpoints'));
-  return [...new Set(rows.flatMap((r) => [r.secret, r.previous_secret]).filter((v) => v !== null).map((v) => v.split(':')[2]!))].sort();
+  const demographics = await store.read((db) => db.all<{ v: string }>('SELECT demographics_json AS v FROM application_demographics'));
+  const values = [...rows.flatMap((r) => [r.secret, r.previous_secret]), ...demographics.map((r) => r.v)];
+  return [...new Set(values.filter((v) => v !== null).map((v) => v.split(':')[2]!))].sort();
 }
 
-/** An account with a webhook endpoint whose secret was rotated once: a current and a previous sealed secret. */
-async function storeSecrets(store: OpenedStore): Promise<{ accountId: string; webhookId: string }> {
+const DEMOGRAPHICS: components['schemas']['DemographicsInput'] = { ethnicity: ['mexican'], race: ['korean'], sex: 'male', age: 29, collectedOnVisualObservation: false };
+
+/**
+ * An account with a webhook endpoint whose secret was rotated once (a current and a previous
+ * sealed secret), and an application with the applicant's demographics (sealed too).
+ */
+async function storeSecrets(store: OpenedStore): Promise<{ accountId: string; webhookId: string; mortgageId: string }> {
   const ctx = createContext({ config: loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), store, clock: { now: () => new Date() }, log: createLogger('silent') });
   const { account } = await createAccount(ctx, { name: 'Sealed Lending', email: 'ops@sealed.test' });
   const { webhook } = await createWebhook(ctx, account.accountId, { url: 'http://127.0.0.1:9/hook', events: ['application.approved'] });
   await rotateWebhookSecret(ctx, account.accountId, webhook.webhookId);
-  return { accountId: account.accountId, webhookId: webhook.webhookId };
+  const application = await createApplication(ctx, account.accountId, { applicant: { name: 'Ann Lee', amount: 200000 }, term: 30, demographics: DEMOGRAPHICS });
+  return { accountId: account.accountId, webhookId: webhook.webhookId, mortgageId: application.mortgageId };
 }
 
 describe('one sealing key per database', () => {
@@ -98,7 +109,7 @@ describe('one sealing key per database', () => {
   it('a rotation (SECRETS_KEY new, SECRETS_KEY_PREVIOUS old) records the new id and re-seals every secret; then the old key alone is refused and the new one alone starts', async () => {
     const database = await freshDatabase();
     const before = await open(database, env(OLD));
-    const { accountId, webhookId } = await storeSecrets(before);
+    const { accountId, webhookId, mortgageId } = await storeSecrets(before);
     expect(await sealedUnder(before)).toEqual([OLD_ID]);
 
     const rotating = await open(database, env(NEW, OLD));
@@ -109,6 +120,7 @@ describe('one sealing key per database', () => {
     const after = await open(database, env(NEW));
     const endpoint = await after.read((db) => findEndpoint(db, accountId, webhookId)); // opens the re-sealed secret
     expect(endpoint?.webhookId).toBe(webhookId);
+    expect((await after.read((db) => findDemographics(db, accountId, mortgageId)))?.demographics).toEqual(DEMOGRAPHICS);
   });
 
   it('an instance without a key that some stored secret still needs is refused, and told to add it to SECRETS_KEY_PREVIOUS', async () => {

@@ -1,5 +1,6 @@
 /**
- * Secrets at rest: webhook signing secrets and bank partner credentials are sealed with
+ * Secrets at rest: webhook signing secrets, bank partner credentials and the other values
+ * src/store/sealedColumns.ts lists (applicants' demographics among them) are sealed with
  * AES-256-GCM before they reach SQL, so the journal, the snapshot and any copy or backup of them
  * reveal none. One key (SECRETS_KEY, or the key file, by default DATA_DIR/secrets.key, created
  * 0600 on first start) seals; older keys may be loaded beside it to open values during a rotation.

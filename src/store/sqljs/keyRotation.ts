@@ -10,7 +10,7 @@ import { SecretsKeyFromEnvironmentError } from '../core/errors.ts';
 import { naming, syncDir, type FaultInjector } from '../core/files.ts';
 import { newSecretsKey, writeKeyFile, type SecretKeyring } from '../core/sealing.ts';
 import { reanchorAuditChains, type Reanchored } from '../auditAnchors.ts';
-import { resealSecrets } from '../sealedColumns.ts';
+import { countSealedValues, resealSecrets } from '../sealedColumns.ts';
 import type { SqlExecutor, Tx } from '../store.ts';
 import type { Checkpoints } from './checkpoints.ts';
 import type { Connection } from './connection.ts';
@@ -104,18 +104,7 @@ export async function rotateSecretsKey(host: SealingHost): Promise<{ keyId: stri
 
 export async function secretsStatus(host: SealingHost): Promise<{ keyId: string; source: 'environment' | 'file'; keyFile: string | null; sealedValues: number }> {
   const tables = await host.read(async () => host.connection.existingTables());
-  const sealedValues = await host.read(async (db) => {
-    let count = 0;
-    if (tables.has('webhook_endpoints')) {
-      const row = await db.get<{ n: number }>('SELECT COUNT(secret) + COUNT(previous_secret) AS n FROM webhook_endpoints');
-      count += row?.n ?? 0;
-    }
-    if (tables.has('bank_partners')) {
-      const row = await db.get<{ n: number }>('SELECT COUNT(credential_encrypted) AS n FROM bank_partners');
-      count += row?.n ?? 0;
-    }
-    return count;
-  });
+  const sealedValues = await host.read((db) => countSealedValues(db, tables));
   const keyFile = host.keySource.keyFile;
   return { keyId: host.keyring.primaryKeyId, source: keyFile === null ? 'environment' : 'file', keyFile, sealedValues };
 }

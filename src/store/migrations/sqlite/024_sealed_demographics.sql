@@ -1,0 +1,4 @@
+-- Applicants' demographic information is stored sealed (src/store/applicationDemographics.ts).
+-- Nothing to change here: demographics_json is TEXT already (021), and the pass that runs after
+-- the migrations at open seals the values stored before (src/store/sealedColumns.ts). The file
+-- keeps the version paired with postgres/024, which makes the PostgreSQL column TEXT.
