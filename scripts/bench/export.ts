@@ -170,8 +170,8 @@ const FRAMING: Record<string, { head: number; tail: number }> = {
   'bench-mismo': { head: 4, tail: 2 },
 };
 
-/** Streams one export to nowhere, counting bytes and lines, while sampling the server's RSS. */
-export async function exportOnce(service: ServiceProcess, apiKey: string, format: string): Promise<ExportFigures> {
+/** Streams one export to nowhere, counting bytes and lines, while sampling the server's RSS; in `version` (Mos-Version) when given. */
+export async function exportOnce(service: ServiceProcess, apiKey: string, format: string, version?: string): Promise<ExportFigures> {
   const baselineRss = rssBytes(service.pid);
   let peakRss = baselineRss;
   const sampler = setInterval(() => {
@@ -187,7 +187,7 @@ export async function exportOnce(service: ServiceProcess, apiKey: string, format
     const contentType = await new Promise<string>((resolve, reject) => {
       const request = http.get(
         `${service.baseUrl}/v1/mortgages/export?format=${encodeURIComponent(format)}`,
-        { headers: { Authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(EXPORT_LIMIT_MS) },
+        { headers: { Authorization: `Bearer ${apiKey}`, ...(version ? { 'Mos-Version': version } : {}) }, signal: AbortSignal.timeout(EXPORT_LIMIT_MS) },
         (response) => {
           if (response.statusCode !== 200) {
             reject(new Error(`export ${format} answered ${response.statusCode}`));

@@ -30,7 +30,7 @@ import {
 } from '../domain/exports/formats.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
 import type { ExportSource } from '../domain/exports/fields.ts';
-import { exportRecordRenderer, statusFilterIn } from '../domain/versions/registry.ts';
+import { exportNeedsRowRendering, exportRecordRenderer, exportStatusRenames, statusFilterIn } from '../domain/versions/registry.ts';
 import { fail } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { recordExport } from '../observability/outcomes.ts';
@@ -150,9 +150,10 @@ export async function prepareExport(ctx: AppContext, accountId: string, request:
       const writer = createExportWriter(spec, fields, startedAt);
       const render = exportRecordRenderer(apiVersion);
       // CSV that the store writes itself (PostgreSQL's COPY): the lines arrive as bytes, the writer writes the header.
-      // Not for an older version whose records a change rewrites: those rows go through the writer, rendered one by one.
-      const layout = render === null ? csvLayoutOf(spec, fields) : null;
-      const lines = layout === null ? null : exportCsvLines(ctx.store, query, layout);
+      // An older version's status names go into the COPY too; a change that rewrites more of a record
+      // sends the rows through the writer, rendered one by one.
+      const layout = exportNeedsRowRendering(apiVersion) ? null : csvLayoutOf(spec, fields);
+      const lines = layout === null ? null : exportCsvLines(ctx.store, { ...query, statusShownAs: exportStatusRenames(apiVersion) ?? undefined }, layout);
       const log = ctx.log.child({ export: formatName });
       // The stream outlives the handler: its span (a child of the use case's) ends with it.
       const span = ctx.tracer?.startSpan('export.stream', { attributes: { 'mos.export.format': spec.base } }, traceContextApi.active()) ?? null;

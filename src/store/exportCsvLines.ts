@@ -63,9 +63,17 @@ const BOOLEAN_WORDS = { trueFalse: ['true', 'false'], yesNo: ['yes', 'no'], oneZ
 /** The formula starts as code points: `ascii()` of a text is its first one (0 when empty), an integer to compare. */
 const FORMULA_CODES = FORMULA_STARTS.map((c) => c.codePointAt(0)!).join(', ');
 
+/** Where a field is read from for this query: the status through the renames of the caller's version, if any. */
+function sourceSql(name: ExportFieldName, query: ExportQuery): string | null {
+  const renames = Object.entries(query.statusShownAs ?? {});
+  if (name !== 'status' || renames.length === 0) return SOURCES[name];
+  return `CASE a.status ${renames.map(([stored, shown]) => `WHEN ${literal(stored)} THEN ${literal(shown)}`).join(' ')} ELSE a.status END`;
+}
+
 /** One cell's text before quoting, never NULL. */
-function cellSql(name: ExportFieldName, kind: FieldKind, layout: CsvLayout, currency: string): string {
-  const source = SOURCES[name];
+function cellSql(name: ExportFieldName, kind: FieldKind, layout: CsvLayout, query: ExportQuery): string {
+  const source = sourceSql(name, query);
+  const currency = query.currency;
   if (source === null) return literal(FORMULA_STARTS.some((c) => currency.startsWith(c)) ? "'" + currency : currency);
   switch (kind) {
     case 'text':
@@ -101,11 +109,11 @@ function whereSql(query: ExportQuery, upToId: string): string {
 function csvLinesSelect(query: ExportQuery, layout: CsvLayout): string | null {
   if (query.upToId === null || layout.amountStyle !== null) return null;
   const delimiter = literal(layout.delimiter);
-  const cells = layout.columns.map((column) => cellSql(column.field.name, column.field.kind, layout, query.currency));
+  const cells = layout.columns.map((column) => cellSql(column.field.name, column.field.kind, layout, query));
   // concat_ws builds a line in one piece (a chain of || copies it once per cell); no cell is NULL, so none is skipped.
   const plain = cells.length === 1 ? `CASE WHEN ${cells[0]} = '' THEN '""' ELSE ${cells[0]} END` : `concat_ws(${delimiter}, ${cells.join(', ')})`;
   // Only text can hold a quote, CR, LF or the delimiter: amounts here are digits, `-` and one `.`, the rest digits, letters and `-.:TZ `.
-  const text = layout.columns.flatMap((column) => (column.field.kind === 'text' ? [SOURCES[column.field.name] ?? literal(query.currency)] : []));
+  const text = layout.columns.flatMap((column) => (column.field.kind === 'text' ? [sourceSql(column.field.name, query) ?? literal(query.currency)] : []));
   const needsQuotes = literal(`["\r\n${layout.delimiter}]`);
   let line = plain;
   if (text.length > 0) {

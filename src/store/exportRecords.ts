@@ -31,6 +31,11 @@ export interface ExportQuery {
   createdTo?: string | undefined;
   /** The newest application id when the export began; null when the account had none. */
   upToId: string | null;
+  /**
+   * Statuses written as others (an older API version's names): applied where the store writes the
+   * lines itself (PostgreSQL's COPY); rows read as records are renamed by the caller's renderer.
+   */
+  statusShownAs?: Readonly<Record<string, string>> | undefined;
 }
 
 /**

@@ -39,6 +39,12 @@ export interface VersionChange {
    */
   downgradeExportRecord?(record: ExportSource): ExportSource;
   /**
+   * The statuses the version before this change writes as another in exports, when a rename is all
+   * the change does to a record: unlike downgradeExportRecord, PostgreSQL's COPY applies it too, so
+   * an export in an older version keeps that fast path. (Applied to every other format as well.)
+   */
+  readonly exportStatusShownAs?: Readonly<Record<string, string>>;
+  /**
    * The current statuses an export's `status` filter stands for when a caller on the version before
    * this change sends `status` (a status it knows, or one it lacks: []), so the records it is shown
    * with that status are the ones it gets; undefined when this change leaves the filter alone.

@@ -79,17 +79,43 @@ export function renderEventText(type: string, payload: string, version: string):
 }
 
 /**
+ * The statuses `version` writes as others in exports, every change's rename composed (newest
+ * first, as the changes are undone); null when it renames none.
+ */
+export function exportStatusRenames(version: string): Readonly<Record<string, string>> | null {
+  const changes = undone(version).filter((change) => change.exportStatusShownAs !== undefined);
+  if (changes.length === 0) return null;
+  const renames: Record<string, string> = Object.create(null);
+  for (const status of new Set(changes.flatMap((change) => Object.keys(change.exportStatusShownAs!)))) {
+    let shown = status;
+    for (const change of changes) shown = change.exportStatusShownAs![shown] ?? shown;
+    if (shown !== status) renames[status] = shown;
+  }
+  return renames;
+}
+
+/**
  * How an export record is written in `version`, row by row: null when as the current version
- * writes it (no change to undo has a say), so the export keeps its fast paths (PostgreSQL's COPY).
+ * writes it. A change that only renames statuses has its say here too (for the formats written
+ * row by row); `exportNeedsRowRendering` tells whether COPY can still write the CSV.
  */
 export function exportRecordRenderer(version: string): ((record: ExportSource) => ExportSource) | null {
-  const changes = undone(version).filter((change) => change.downgradeExportRecord !== undefined);
+  const changes = undone(version).filter((change) => change.downgradeExportRecord !== undefined || change.exportStatusShownAs !== undefined);
   if (changes.length === 0) return null;
   return (record) => {
     let rendered = record;
-    for (const change of changes) rendered = change.downgradeExportRecord!(rendered);
+    for (const change of changes) {
+      if (change.downgradeExportRecord) rendered = change.downgradeExportRecord(rendered);
+      const renames = change.exportStatusShownAs;
+      if (renames && Object.hasOwn(renames, rendered.status)) rendered = { ...rendered, status: renames[rendered.status] as ExportSource['status'] };
+    }
     return rendered;
   };
+}
+
+/** Whether an export in `version` must be rendered row by row: some change rewrites more of a record than its status's name. */
+export function exportNeedsRowRendering(version: string): boolean {
+  return undone(version).some((change) => change.downgradeExportRecord !== undefined);
 }
 
 /**

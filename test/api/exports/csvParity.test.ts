@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeCsvOptions, type CsvFormatOptions } from '../../../src/domain/exports/csv.ts';
 import { parseFieldList, type ExportSource } from '../../../src/domain/exports/fields.ts';
 import { createExportWriter, specOfCustomFormat, type ExportFormatSpec } from '../../../src/domain/exports/formats.ts';
+import { exportRecordRenderer, FIRST_VERSION } from '../../../src/domain/versions/registry.ts';
 import { fromCents, fromCentsOrNull } from '../../../src/domain/applications/money.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { insertBankPartner } from '../../../src/store/bankPartners.ts';
@@ -22,7 +23,7 @@ import { startTestApp, type TestAccount, type TestApp } from '../../helpers/test
 import { exportSource } from '../../unit/domain/exports/arbitraries.ts';
 import { EMPTY_APPLICATION_DATA } from '../../../src/domain/applications/applicationData.ts';
 
-const STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn'] as const;
+const STATUSES = ['draft', 'submitted', 'approved', 'declined', 'referred', 'withdrawn', 'clear_to_close'] as const;
 const PARTNER = 'bnk-01JDPARITY0000000000000001';
 
 /** Text that breaks CSV, one kind per entry. */
@@ -198,8 +199,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => app?.close());
 
-async function exportBytes(query: Record<string, string>): Promise<Buffer> {
-  const response = await app.fetch(`/v1/mortgages/export?${new URLSearchParams(query)}`, { headers: { Authorization: `Bearer ${lender.apiKey}` } });
+async function exportBytes(query: Record<string, string>, version?: string): Promise<Buffer> {
+  const headers = { Authorization: `Bearer ${lender.apiKey}`, ...(version ? { 'Mos-Version': version } : {}) };
+  const response = await app.fetch(`/v1/mortgages/export?${new URLSearchParams(query)}`, { headers });
   expect(response.status).toBe(200);
   return Buffer.from(await response.arrayBuffer());
 }
@@ -213,9 +215,9 @@ function written(spec: ExportFormatSpec, fields: string | null, rows: readonly E
 }
 
 /** Exports through the API and compares with the writer; returns whether PostgreSQL wrote it (COPY). */
-async function expectParity(query: Record<string, string>, spec: ExportFormatSpec, rows: readonly ExportSource[] = expected): Promise<boolean> {
+async function expectParity(query: Record<string, string>, spec: ExportFormatSpec, rows: readonly ExportSource[] = expected, version?: string): Promise<boolean> {
   const before = copies;
-  const bytes = await exportBytes(query);
+  const bytes = await exportBytes(query, version);
   const want = written(spec, query.fields ?? null, rows);
   // Compared as text first for a readable difference, then as bytes.
   expect(bytes.toString('utf8')).toBe(want.toString('utf8'));
@@ -240,6 +242,16 @@ describe('CSV export: the bytes the service writes, on either engine', () => {
     await expectParity({ format: 'csv', fields: 'bankVerification.checkedAt,applicant.name,applicant.amount,status,bankVerification.verified,currency' }, builtInCsv);
     await expectParity({ format: 'csv', fields: 'applicant.email' }, builtInCsv);
     await expectParity({ format: 'csv', fields: 'applicant.monthlyDebts' }, builtInCsv);
+  });
+
+  it("writes the first version's CSV as its renderer does, clear_to_close as approved (PostgreSQL: still through COPY), filters in its names", async () => {
+    const render = exportRecordRenderer(FIRST_VERSION)!;
+    expect(expected.some((r) => r.status === 'clear_to_close')).toBe(true);
+    const copied = await expectParity({ format: 'csv' }, builtInCsv, expected.map(render), FIRST_VERSION);
+    expect(copied).toBe(app.engine === 'postgres');
+    await expectParity({ format: 'csv', fields: 'status,mortgageId' }, builtInCsv, expected.map(render), FIRST_VERSION);
+    const approvedThere = expected.filter((r) => r.status === 'approved' || r.status === 'clear_to_close').map(render);
+    await expectParity({ format: 'csv', status: 'approved' }, builtInCsv, approvedThere, FIRST_VERSION);
   });
 
   it('applies the status and creation-time filters as the writer sees them', async () => {

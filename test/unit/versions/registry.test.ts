@@ -10,7 +10,7 @@ import type { ExportSource } from '../../../src/domain/exports/fields.ts';
 import { ABSENT, type Json, type SpecDocument } from '../../../src/domain/versions/change.ts';
 import { chooseVersion } from '../../../src/domain/versions/header.ts';
 import { RELEASED_VERSIONS } from '../../../src/domain/versions/released.ts';
-import { CHANGES, CURRENT_VERSION, downgradeSpec, exportRecordRenderer, statusFilterIn, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
+import { CHANGES, CURRENT_VERSION, downgradeSpec, exportNeedsRowRendering, exportRecordRenderer, exportStatusRenames, statusFilterIn, FIRST_VERSION, renderEvent, renderEventText, renderResponse, VERSIONS } from '../../../src/domain/versions/registry.ts';
 
 const bundle = (name: string) => JSON.parse(readFileSync(new URL(`../../../${name}`, import.meta.url), 'utf8')) as SpecDocument;
 
@@ -117,6 +117,16 @@ describe('export records in a version', () => {
 
   it('has no renderer for the current version (the export keeps its fast paths)', () => {
     expect(exportRecordRenderer(CURRENT_VERSION)).toBeNull();
+    expect(exportStatusRenames(CURRENT_VERSION)).toBeNull();
+  });
+
+  it("the first version's only export change is a status name, which COPY can write: no row-by-row rendering, one rename", () => {
+    expect(exportNeedsRowRendering(FIRST_VERSION)).toBe(false);
+    expect({ ...exportStatusRenames(FIRST_VERSION) }).toEqual({ clear_to_close: 'approved' });
+    // Renames are looked up as own keys only: a status named like Object.prototype's members is left alone.
+    const render = exportRecordRenderer(FIRST_VERSION)!;
+    const odd = record('constructor' as ExportSource['status']);
+    expect(render(odd)).toBe(odd);
   });
 
   it("reads the first version's status=approved as approved or clear_to_close, its lacking clear_to_close as nothing, and the current version's as they are", () => {

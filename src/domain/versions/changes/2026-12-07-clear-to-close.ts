@@ -36,7 +36,7 @@ export const clearToClose: VersionChange = {
   touches: { operations: APPLICATION_OPERATIONS, schemas: ['ApplicationStatus', 'Application', 'ExportRecord'], events: [] },
   downgradeResponse: (operationId, body) => (APPLICATION_OPERATIONS.includes(operationId) ? asApproved(body) : body),
   // Exports (every format) write such an application as approved, and a `status=approved` filter finds it.
-  downgradeExportRecord: (record) => (record.status === NEW_STATUS ? { ...record, status: 'approved' } : record),
+  exportStatusShownAs: { [NEW_STATUS]: 'approved' },
   upgradeStatusFilter: (status) => (status === 'approved' ? ['approved', NEW_STATUS] : status === NEW_STATUS ? [] : undefined),
   downgradeSpec(spec) {
     narrowEnum(spec, 'ApplicationStatus', [NEW_STATUS]);
