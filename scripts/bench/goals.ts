@@ -36,7 +36,7 @@ export const GOALS = [
   'PostgreSQL: POST /v1/quotes vs sql.js, same run',
   'PostgreSQL: GET /v1/account vs sql.js, same run',
   'PostgreSQL: CSV export, 1,000,000 records',
-  'PostgreSQL: CSV export in the oldest API version, rendered row by row',
+  'PostgreSQL: CSV export in the oldest API version',
   'PostgreSQL: two instances vs one, POST /v1/quotes',
   // many instances on one primary (issue 45): scripts/bench/fleet.ts
   'fleet: 8 instances through PgBouncer vs 2 direct, mixed load',

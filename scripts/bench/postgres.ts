@@ -287,14 +287,14 @@ async function exports(): Promise<void> {
       '≥ 250,000 records/s',
       best >= 250_000,
     );
-    // A caller pinned to the oldest version gets rows a change rewrites: they leave COPY for the
-    // cursor and are rendered one by one. The same goal holds for its export.
+    // A caller pinned to the oldest version: its status names go into the COPY (a change that
+    // rewrote more of a record would send the rows through the cursor). The same goal holds.
     const oldest = await exportOnce(service, target.apiKey, 'csv', FIRST_VERSION);
     if (oldest.records !== EXPORT_RECORDS) throw new Error(`the oldest version's export sent ${oldest.records} records, expected ${EXPORT_RECORDS}`);
     console.log(`  CSV export ${fmt(EXPORT_RECORDS)}  postgres ×1, version ${FIRST_VERSION}: ${fmt(oldest.recordsPerSec)} records/s (RSS +${fmt(oldest.rssGrowthBytes / MiB, 1)} MiB)`);
     reportGoal(
-      'PostgreSQL: CSV export in the oldest API version, rendered row by row',
-      `${fmt(oldest.recordsPerSec)} records/s, ${fmt(ratio(oldest.recordsPerSec, pgLine.again), 2)}× the current version's repeated export (COPY)`,
+      'PostgreSQL: CSV export in the oldest API version',
+      `${fmt(oldest.recordsPerSec)} records/s (${FIRST_VERSION}), ${fmt(ratio(oldest.recordsPerSec, pgLine.again), 2)}× the current version's repeated export`,
       '≥ 250,000 records/s',
       oldest.recordsPerSec >= 250_000,
     );
