@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/api.d.ts';
 import { WebhookDispatcher } from '../../src/events/dispatcher.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { DEMOGRAPHIC_MARKERS, MARKED_DEMOGRAPHICS } from '../helpers/demographicMarkers.ts';
 import { startReceiver, type Receiver } from '../helpers/webhookReceiver.ts';
 
 type CreateBody = components['schemas']['ApplicationCreateRequest'];
@@ -35,18 +36,8 @@ afterAll(async () => {
   await app.close();
 });
 
-/**
- * Demographics chosen so that their words appear nowhere else in the service's data: finding one
- * of MARKERS outside application_demographics means the demographics leaked there.
- */
-const DEMOGRAPHICS = {
-  ethnicity: ['puerto_rican', 'cuban'],
-  race: ['guamanian_or_chamorro', 'samoan'],
-  sex: 'male_and_female',
-  age: 117,
-  collectedOnVisualObservation: true,
-} satisfies components['schemas']['DemographicsInput'];
-const MARKERS = ['guamanian_or_chamorro', 'samoan', 'puerto_rican', 'male_and_female', 'collectedOnVisualObservation'];
+const DEMOGRAPHICS = MARKED_DEMOGRAPHICS;
+const MARKERS = DEMOGRAPHIC_MARKERS;
 
 const ADDRESS = { street: '1234 Harbor Way', city: 'Oakland', state: 'CA', zip: '94607-1234', county: '06001', censusTract: '06001402800' } as const;
 

@@ -27,6 +27,7 @@ import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import type { Store } from '../../src/store/store.ts';
 import { onPostgres, postgresContents, testDatabase } from '../helpers/engine.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { DEMOGRAPHIC_MARKERS, MARKED_DEMOGRAPHICS } from '../helpers/demographicMarkers.ts';
 
 let app: TestApp;
 let account: TestAccount;
@@ -37,15 +38,8 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-/** Words of the applicant's answers that appear nowhere else in the service's data. */
-const DEMOGRAPHICS = {
-  ethnicity: ['puerto_rican', 'cuban'],
-  race: ['guamanian_or_chamorro', 'samoan'],
-  sex: 'male_and_female',
-  age: 117,
-  collectedOnVisualObservation: true,
-} satisfies components['schemas']['DemographicsInput'];
-const MARKERS = ['guamanian_or_chamorro', 'samoan', 'puerto_rican', 'male_and_female', 'collectedOnVisualObservation'];
+const DEMOGRAPHICS = MARKED_DEMOGRAPHICS;
+const MARKERS = DEMOGRAPHIC_MARKERS;
 
 const BODY: components['schemas']['ApplicationCreateRequest'] = {
   applicant: { name: 'Jane Doe', amount: 350000, email: 'jane.doe@example.test', annualIncome: 120000, monthlyDebts: 650, creditScore: 720 },
