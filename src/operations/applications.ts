@@ -1,15 +1,7 @@
 /** /v1/applications: create, read, list, edit, submit for a decision, review, withdraw. */
 import { decodeCursor, listBody } from '../http/pagination.ts';
-import {
-  createApplication,
-  getApplication,
-  listApplications,
-  reviewApplication,
-  submitApplication,
-  toApplication,
-  updateApplication,
-  withdrawApplication,
-} from '../services/applications.ts';
+import { reviewApplication, submitApplication, withdrawApplication } from '../services/applicationMoves.ts';
+import { createApplication, getApplication, listApplications, toApplication, updateApplication } from '../services/applications.ts';
 import { addCondition, resolveConditionAsUnderwriter } from '../services/conditions.ts';
 import { getApplicationDemographics } from '../services/applicationData.ts';
 import type { OperationHandlers } from '../contract/handlers.ts';

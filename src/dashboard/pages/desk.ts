@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../../context.ts';
 import { fail } from '../../errors.ts';
 import type { OperationId } from '../../contract/handlers.ts';
-import { reviewApplication } from '../../services/applications.ts';
+import { reviewApplication } from '../../services/applicationMoves.ts';
 import { addCondition, resolveConditionAsUnderwriter, type Actor } from '../../services/conditions.ts';
 import type { ActiveSession } from '../../services/sessions.ts';
 import { decodeForm } from '../forms.ts';
