@@ -54,13 +54,30 @@ const toRecord = (row: NoticeRow): NoticeRecord => ({
   createdAt: row.created_at,
 });
 
-export async function insertNotice(tx: SqlExecutor, n: NoticeRecord, files: { html: string; pdf: Uint8Array }): Promise<void> {
+/**
+ * The PDF column until the file is rendered: the decline's transaction stores the notice and its
+ * HTML; the PDF, a few milliseconds of pdf-lib, is rendered from the stored notice at its first
+ * download and kept.
+ */
+const PDF_NOT_RENDERED = '';
+
+export async function insertNotice(tx: SqlExecutor, n: NoticeRecord, files: { html: string }): Promise<void> {
   await tx.run(
     `INSERT INTO adverse_action_notices (id, account_id, mortgage_id, status, content_json, html, pdf_base64, decided_at, due_at, remind_at,
        reminded_at, delivery_method, delivered_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)`,
-    [n.noticeId, n.accountId, n.mortgageId, n.status, JSON.stringify(n.content), files.html, Buffer.from(files.pdf).toString('base64'), n.decidedAt, n.dueAt, n.remindAt, n.createdAt],
+    [n.noticeId, n.accountId, n.mortgageId, n.status, JSON.stringify(n.content), files.html, PDF_NOT_RENDERED, n.decidedAt, n.dueAt, n.remindAt, n.createdAt],
   );
+}
+
+/** Stores the notice's PDF unless one is stored already (two renderings of one notice are the same bytes; the first is kept). */
+export async function storeNoticePdf(tx: SqlExecutor, accountId: string, noticeId: string, pdf: Uint8Array): Promise<void> {
+  await tx.run('UPDATE adverse_action_notices SET pdf_base64 = ? WHERE account_id = ? AND id = ? AND pdf_base64 = ?', [
+    Buffer.from(pdf).toString('base64'),
+    accountId,
+    noticeId,
+    PDF_NOT_RENDERED,
+  ]);
 }
 
 export async function noticesOf(db: SqlExecutor, accountId: string, mortgageId: string): Promise<NoticeRecord[]> {
@@ -73,14 +90,15 @@ export async function findNotice(db: SqlExecutor, accountId: string, mortgageId:
   return row && toRecord(row);
 }
 
-/** The notice's file as it was rendered when it was made. */
-export async function noticeFile(db: SqlExecutor, accountId: string, mortgageId: string, noticeId: string, format: 'pdf' | 'html'): Promise<Buffer | undefined> {
+/** The notice's file as it was rendered: null for a PDF not rendered yet; undefined when there is no such notice. */
+export async function noticeFile(db: SqlExecutor, accountId: string, mortgageId: string, noticeId: string, format: 'pdf' | 'html'): Promise<Buffer | null | undefined> {
   const row = await db.get<{ html: string; pdf_base64: string }>(
     'SELECT html, pdf_base64 FROM adverse_action_notices WHERE account_id = ? AND mortgage_id = ? AND id = ?',
     [accountId, mortgageId, noticeId],
   );
   if (!row) return undefined;
-  return format === 'pdf' ? Buffer.from(row.pdf_base64, 'base64') : Buffer.from(row.html, 'utf8');
+  if (format === 'html') return Buffer.from(row.html, 'utf8');
+  return row.pdf_base64 === PDF_NOT_RENDERED ? null : Buffer.from(row.pdf_base64, 'base64');
 }
 
 /** Records the delivery, only while the notice is still due: false when another request recorded one first. */

@@ -176,6 +176,19 @@ describe('downloadNotice', () => {
     expect(html).not.toContain('Bureau of Consumer Financial Protection');
   });
 
+  it('the PDF is rendered from the stored notice at its first download and kept: the same bytes every time, and again if rendered anew', async () => {
+    const { application, notice } = await declined(account.client);
+    const stored = async () =>
+      (await app.ctx.store.read((db) => db.get<{ pdf_base64: string }>('SELECT pdf_base64 FROM adverse_action_notices WHERE id = ?', [notice.noticeId])))!.pdf_base64;
+    expect(await stored()).toBe(''); // the decline's transaction did not render it
+    const first = new Uint8Array(await (await file(account.apiKey, application.mortgageId, notice.noticeId)).arrayBuffer());
+    expect(Buffer.from(first).toString('base64')).toBe(await stored());
+    expect(new Uint8Array(await (await file(account.apiKey, application.mortgageId, notice.noticeId)).arrayBuffer())).toEqual(first);
+    // Rendered again from the same stored notice (the column emptied), the bytes are the same.
+    await app.ctx.store.transaction((tx) => tx.run("UPDATE adverse_action_notices SET pdf_base64 = '' WHERE id = ?", [notice.noticeId]));
+    expect(new Uint8Array(await (await file(account.apiKey, application.mortgageId, notice.noticeId)).arrayBuffer())).toEqual(first);
+  });
+
   it('the HTML has the same content with every value escaped, and a sandboxing CSP', async () => {
     const { application, notice } = await declined(account.client);
     const response = await file(account.apiKey, application.mortgageId, notice.noticeId, 'html');
