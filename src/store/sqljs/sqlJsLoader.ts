@@ -83,14 +83,17 @@ const EXPORT_OPENING = new RegExp(
 /**
  * The module's text with `databaseFileName` set, where Database's methods are defined, to a
  * function giving a Database's file as it stands (a view of MEMFS's storage: copy it before
- * SQLite writes again); null unless export()'s opening occurs exactly once.
+ * SQLite writes again), first giving its storage room for `room` bytes when asked (MEMFS's own
+ * grow: a new array, the file copied in); null unless export()'s opening occurs exactly once.
  */
 export function patchDatabaseFile(source: string, databaseFileName: string): string | null {
   return replaceOnce(
     source,
     EXPORT_OPENING,
     (opening, _file, _node, lookup, _s, _d, _o, _n, _p, storage, used) =>
-      `${databaseFileName}=function(db){var node=${lookup}(db.filename).node;return node.${storage}.subarray(0,node.${used})};${opening}`,
+      `${databaseFileName}=function(db,room){var node=${lookup}(db.filename).node;` +
+      `if(room>node.${storage}.length){var grown=new Uint8Array(room);grown.set(node.${storage}.subarray(0,node.${used}));node.${storage}=grown}` +
+      `return node.${storage}.subarray(0,node.${used})};${opening}`,
   );
 }
 
@@ -130,7 +133,7 @@ export interface SqlJsHooks {
   fileCapacity(capacity: number, needed: number): number;
   exportBuffer(bytes: number): Uint8Array;
   /** Set by the patched module (patchDatabaseFile); stays null where its text was not recognised. */
-  databaseFile: ((db: object) => Uint8Array) | null;
+  databaseFile: ((db: object, room?: number) => Uint8Array) | null;
 }
 
 export interface LoadedSqlJs {
@@ -139,9 +142,10 @@ export interface LoadedSqlJs {
   patched: { fileGrowth: boolean; exportBuffer: boolean; databaseFile: boolean };
   /**
    * A Database's file as it stands, once initSqlJs has resolved: a view of MEMFS's storage, valid
-   * until SQLite writes again. Null where the text was not recognised (export() is the way then).
+   * until SQLite writes again; its storage first made room for `room` bytes when given. Null where
+   * the text was not recognised (export() is the way then).
    */
-  databaseFile(db: object): Uint8Array | null;
+  databaseFile(db: object, room?: number): Uint8Array | null;
 }
 
 const HOOKS_PARAMETER = '__mosHooks';
@@ -159,7 +163,7 @@ export function loadSqlJsModule(hooks: SqlJsHooks = { fileCapacity: nextFileCapa
   };
   // The export's opening first: the other two leave it as it is.
   const patched = { databaseFile: apply(patchDatabaseFile, 'databaseFile'), fileGrowth: apply(patchFileGrowth, 'fileCapacity'), exportBuffer: apply(patchExportBuffer, 'exportBuffer') };
-  const databaseFile = (db: object) => hooks.databaseFile?.(db) ?? null;
+  const databaseFile = (db: object, room?: number) => hooks.databaseFile?.(db, room) ?? null;
   if (text === source) return { initSqlJs: require(entry) as InitSqlJs, patched, databaseFile };
   // The CommonJS wrapper Node itself gives the file, plus the hooks.
   const compiled = vm.compileFunction(text, ['exports', 'require', 'module', '__filename', '__dirname', HOOKS_PARAMETER], { filename: entry });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SqlJsStatic } from 'sql.js';
 import { describe, expect, it } from 'vitest';
-import { loadSqlJsModule, nextFileCapacity, patchDatabaseFile, patchExportBuffer, patchFileGrowth, withExportRoom } from '../../../../src/store/sqljs/sqlJsLoader.ts';
+import { loadSqlJsModule, nextFileCapacity, patchDatabaseFile, patchExportBuffer, patchFileGrowth, withExportRoom, type SqlJsHooks } from '../../../../src/store/sqljs/sqlJsLoader.ts';
 
 const require = createRequire(import.meta.url);
 const WASM = require.resolve('sql.js/dist/sql-wasm.wasm');
@@ -110,8 +110,43 @@ describe("a database's file in sql.js's memory", () => {
     const source = readFileSync(require.resolve('sql.js/dist/sql-wasm.js'), 'utf8');
     const patched = patchDatabaseFile(source, '__file');
     expect(patched).not.toBeNull();
-    expect(patched).toMatch(/__file=function\(db\)\{var node=\w+\(db\.filename\)\.node;return node\.\w+\.subarray\(0,node\.\w+\)\};\w+\.prototype\.\w+=function\(\)\{if\(!this\.db\)throw Error\("Database closed"\)/);
+    expect(patched).toMatch(/__file=function\(db,room\)\{var node=\w+\(db\.filename\)\.node;if\(room>node\.\w+\.length\)\{.*?\}return node\.\w+\.subarray\(0,node\.\w+\)\};\w+\.prototype\.\w+=function\(\)\{if\(!this\.db\)throw Error\("Database closed"\)/);
     expect(patchDatabaseFile('var a = 1;', '__file')).toBeNull();
+  });
+
+  it('makes room in a loaded database\'s storage when asked: writes that extend the file within it copy nothing, and every row is kept', async () => {
+    const steps: number[] = [];
+    const hooks: SqlJsHooks = {
+      fileCapacity(capacity, needed) {
+        steps.push(capacity);
+        return nextFileCapacity(capacity, needed);
+      },
+      exportBuffer: (bytes) => new Uint8Array(bytes),
+      databaseFile: null,
+    };
+    const { initSqlJs, databaseFile } = loadSqlJsModule(hooks);
+    const SQL: SqlJsStatic = await initSqlJs({ locateFile: () => WASM });
+    const seed = new SQL.Database();
+    seed.run('CREATE TABLE quotes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    for (let i = 0; i < 2_000; i++) seed.run('INSERT INTO quotes (body) VALUES (?)', ['x'.repeat(1000)]);
+    const image = seed.export();
+    seed.close();
+    const db = new SQL.Database(image);
+    try {
+      db.run('PRAGMA journal_mode = MEMORY');
+      db.run('PRAGMA locking_mode = EXCLUSIVE');
+      steps.length = 0;
+      const size = databaseFile(db)!.length;
+      expect(databaseFile(db, 2 * size)!.length).toBe(size); // the file is the same; its storage has room
+      for (let i = 0; i < 1_000; i++) db.run('INSERT INTO quotes (body) VALUES (?)', ['y'.repeat(1000)]);
+      expect(databaseFile(db)!.length).toBeGreaterThan(size);
+      expect(databaseFile(db)!.length).toBeLessThan(2 * size);
+      expect(steps).toEqual([]); // no write grew (and copied) the file
+      expect(db.exec('SELECT count(*), sum(length(body)) FROM quotes')[0]!.values[0]).toEqual([3_000, 3_000_000]);
+      expect(db.exec('PRAGMA integrity_check')[0]!.values).toEqual([['ok']]);
+    } finally {
+      db.close();
+    }
   });
 
   it('is the database between transactions: it reopens with every row, as export() would give it', async () => {
