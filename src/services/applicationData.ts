@@ -16,10 +16,10 @@ import {
   type ApplicationData,
 } from '../domain/applications/applicationData.ts';
 import { isLivemode } from '../domain/accounts/environments.ts';
-import { fail, type FieldIssue } from '../errors.ts';
+import type { FieldIssue } from '../errors.ts';
 import { deleteDemographics, findDemographics, putDemographics } from '../store/applicationDemographics.ts';
-import { findApplication } from '../store/applications.ts';
 import type { SqlExecutor } from '../store/store.ts';
+import { requireApplication } from './applicationLookup.ts';
 
 type DataInput = Pick<components['schemas']['ApplicationPatch'], 'propertyAddress' | 'loanPurpose' | 'occupancy' | 'propertyType' | 'totalUnits' | 'lienStatus' | 'loanType'>;
 type DemographicsField = components['schemas']['ApplicationPatch']['demographics'];
@@ -61,7 +61,7 @@ export async function writeDemographics(tx: SqlExecutor, accountId: string, mort
 /** The application's demographics (null when none were given); 404 for an application that is not the caller's. */
 export async function getApplicationDemographics(ctx: AppContext, accountId: string, mortgageId: string): Promise<ApplicationDemographics> {
   return ctx.store.read(async (db) => {
-    if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
+    await requireApplication(db, accountId, mortgageId);
     const stored = await findDemographics(db, accountId, mortgageId);
     return { mortgageId, demographics: stored?.demographics ?? null, updatedAt: stored?.updatedAt ?? null, livemode: isLivemode(accountId) };
   });

@@ -15,7 +15,7 @@ import { findApplication, updateApplication as writeApplication, type Applicatio
 import { findQuote } from '../store/quotes.ts';
 import type { Tx } from '../store/store.ts';
 import { publishApproved, publishDeclined, publishStatus } from './applicationEvents.ts';
-import { applicationNotFound } from './applications.ts';
+import { applicationNotFound } from './applicationLookup.ts';
 import { recordAudit } from './audit.ts';
 import { attachApprovalConditions, type Actor } from './conditions.ts';
 import { stopLoanEstimateClock } from './loanEstimates.ts';

@@ -25,6 +25,7 @@ import { startLoanEstimateClockIfComplete } from './loanEstimates.ts';
 import { toCondition } from './conditionView.ts';
 import { applicationDataIssues, mergeApplicationData, writeDemographics } from './applicationData.ts';
 import { EMPTY_APPLICATION_DATA } from '../domain/applications/applicationData.ts';
+import { applicationNotFound } from './applicationLookup.ts';
 
 export type Application = components['schemas']['Application'];
 export type ApplicationCreateRequest = components['schemas']['ApplicationCreateRequest'];
@@ -64,10 +65,6 @@ export function toApplication(record: ApplicationRecord): Application {
   };
 }
 
-/** The 404 of an application id this account does not have. */
-export function applicationNotFound(mortgageId: string) {
-  return fail.notFound(`No application ${mortgageId} in this account.`);
-}
 
 /** Money in requests: at most two decimals (the schema bounds the range). */
 function moneyIssues(values: Record<string, number | null | undefined>): FieldIssue[] {

@@ -44,6 +44,7 @@ import {
   listBankVerifications,
   type BankVerificationRecord,
 } from '../store/bankVerifications.ts';
+import { requireApplication } from './applicationLookup.ts';
 
 export type BankVerification = components['schemas']['BankVerification'];
 
@@ -63,7 +64,7 @@ export function toBankVerification(v: BankVerificationRecord): BankVerification 
 /** The bank verifications of an application of the account, oldest first (masks only: no account number is kept). */
 export async function listApplicationVerifications(ctx: AppContext, accountId: string, mortgageId: string): Promise<BankVerification[]> {
   return ctx.store.read(async (db) => {
-    if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
+    await requireApplication(db, accountId, mortgageId);
     return (await listBankVerifications(db, accountId, mortgageId)).map(toBankVerification);
   });
 }

@@ -26,6 +26,7 @@ import { documentTypesOf } from '../store/documents.ts';
 import type { Tx } from '../store/store.ts';
 import { publishConditionsUpdated, publishStatus } from './applicationEvents.ts';
 import { recordAudit } from './audit.ts';
+import { applicationNotFound } from './applicationLookup.ts';
 
 /** An underwriter: an admin API key (`key-…`) or a dashboard user (`usr-…`). */
 export interface Actor {
@@ -140,7 +141,7 @@ async function afterChange(tx: Tx, application: ApplicationRecord, at: Date): Pr
 
 async function lockedWithConditions(tx: Tx, accountId: string, mortgageId: string): Promise<ApplicationRecord> {
   const application = await findApplicationForUpdate(tx, accountId, mortgageId);
-  if (!application) throw fail.notFound(`No application ${mortgageId} in this account.`);
+  if (!application) throw applicationNotFound(mortgageId);
   if (!hasConditions(application.status)) {
     throw fail.conflict('application_not_approved', `Conditions belong to approved applications; this application is ${application.status}.`, {
       currentStatus: application.status,

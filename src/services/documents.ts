@@ -22,6 +22,7 @@ import { findDocument, insertDocument, listDocuments as listDocumentRecords, typ
 import type { Page, PageRequest } from '../store/pagination.ts';
 import type { SqlExecutor } from '../store/store.ts';
 import { satisfyByEvidence } from './conditions.ts';
+import { applicationNotFound, requireApplication } from './applicationLookup.ts';
 
 export type DocumentView = components['schemas']['Document'];
 
@@ -73,7 +74,7 @@ export function readUploadForm(form: MultipartUpload | undefined): { documentTyp
 /** `forUpdate` (inside the write): the row stays locked until commit, so no withdrawal or decision slips in between. */
 async function liveApplication(db: SqlExecutor, accountId: string, mortgageId: string, forUpdate = false) {
   const application = await (forUpdate ? findApplicationForUpdate : findApplication)(db, accountId, mortgageId);
-  if (!application) throw fail.notFound(`No application ${mortgageId} in this account.`);
+  if (!application) throw applicationNotFound(mortgageId);
   if (!acceptsDocuments(application.status)) {
     throw fail.conflict('application_closed', `An application in status ${application.status} takes no more documents.`, {
       currentStatus: application.status,
@@ -139,7 +140,7 @@ export async function uploadDocument(
 
 export async function listDocuments(ctx: AppContext, accountId: string, mortgageId: string, page: PageRequest): Promise<Page<DocumentView>> {
   const found = await ctx.store.read(async (db) => {
-    if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
+    await requireApplication(db, accountId, mortgageId);
     return listDocumentRecords(db, accountId, mortgageId, page);
   });
   return { ...found, items: found.items.map((d) => toDocument(d, ctx.config.publicBaseUrl)) };

@@ -35,6 +35,7 @@ import { simulatedClocks } from '../store/testClocks.ts';
 import { recordAudit } from './audit.ts';
 import { dueList, type DueList } from './desk.ts';
 import { environmentNow } from './environmentClock.ts';
+import { applicationNotFound } from './applicationLookup.ts';
 
 export type LoanEstimate = components['schemas']['LoanEstimate'];
 export type LoanEstimateClock = components['schemas']['LoanEstimateClock'];
@@ -135,16 +136,12 @@ export async function stopLoanEstimateClock(ctx: AppContext, tx: Tx, record: App
   await writeStopped(tx, record.accountId, record.mortgageId, now.toISOString(), because);
 }
 
-function notFound(mortgageId: string) {
-  return fail.notFound(`No application ${mortgageId} in this account.`);
-}
-
 /** The lender's record of delivery: stops the clock. */
 export async function markLoanEstimateDelivered(ctx: AppContext, accountId: string, mortgageId: string, body: DeliveredRequest): Promise<LoanEstimateClock> {
   const deliveredAt = new Date(body.deliveredAt);
   return ctx.store.transaction(async (tx) => {
     const record = await findApplication(tx, accountId, mortgageId);
-    if (!record) throw notFound(mortgageId);
+    if (!record) throw applicationNotFound(mortgageId);
     const now = await environmentNow(ctx, tx, accountId);
     const clock = await findLoanEstimateClock(tx, accountId, mortgageId);
     const current = clockView(record, clock, now, ctx.config.loanEstimateTimeZone);
@@ -206,7 +203,7 @@ async function figuresSource(db: SqlExecutor, record: ApplicationRecord) {
 export async function getLoanEstimate(ctx: AppContext, accountId: string, mortgageId: string): Promise<LoanEstimate> {
   return ctx.store.read(async (db) => {
     const record = await findApplication(db, accountId, mortgageId);
-    if (!record) throw notFound(mortgageId);
+    if (!record) throw applicationNotFound(mortgageId);
     const now = await environmentNow(ctx, db, accountId);
     const clock = clockView(record, await findLoanEstimateClock(db, accountId, mortgageId), now, ctx.config.loanEstimateTimeZone);
     const source = await figuresSource(db, record);

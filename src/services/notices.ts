@@ -16,7 +16,7 @@ import { fail } from '../errors.ts';
 import { publish } from '../events/outbox.ts';
 import { newId } from '../ids.ts';
 import { findAccount } from '../store/accounts.ts';
-import { findApplication, type ApplicationFields } from '../store/applications.ts';
+import type { ApplicationFields } from '../store/applications.ts';
 import { findLender } from '../store/lender.ts';
 import {
   dueNotices,
@@ -33,10 +33,11 @@ import {
 } from '../store/notices.ts';
 import type { SweepScope } from '../store/rateLocks.ts';
 import { simulatedClocks } from '../store/testClocks.ts';
-import type { SqlExecutor, Tx } from '../store/store.ts';
+import type { Tx } from '../store/store.ts';
 import { recordAudit } from './audit.ts';
 import { dueList, type DueList } from './desk.ts';
 import { environmentNow } from './environmentClock.ts';
+import { requireApplication } from './applicationLookup.ts';
 
 export type Notice = components['schemas']['AdverseActionNotice'];
 
@@ -111,10 +112,6 @@ export async function makeDeclineNotice(tx: Tx, record: ApplicationFields, chose
     payload: { event: 'application.adverse_action_due', mortgageId: record.mortgageId, noticeId: notice.noticeId, status: 'declined', dueAt, timestamp: decidedAt },
   });
   return notice;
-}
-
-async function requireApplication(db: SqlExecutor, accountId: string, mortgageId: string): Promise<void> {
-  if (!(await findApplication(db, accountId, mortgageId))) throw fail.notFound(`No application ${mortgageId} in this account.`);
 }
 
 const noNotice = (noticeId: string) => fail.notFound(`No notice ${noticeId} of this application.`);

@@ -102,10 +102,16 @@ function checkInputs(inputs: LoanEstimateInputs): void {
   }
 }
 
+/** The mortgage insurance that adds to any payment: none when absent, free or for no month. */
+function insuranceCharged(inputs: LoanEstimateInputs): MortgageInsurance | null {
+  const mi = inputs.mortgageInsurance;
+  return mi && mi.monthlyCents > 0 && mi.months > 0 ? mi : null;
+}
+
 /** Columns of Projected Payments for a fixed rate: one while mortgage insurance lasts (through the year of its last payment), one after. */
 function projectedPayments(inputs: LoanEstimateInputs, paymentCents: number, numberOfPayments: number): ProjectedPaymentColumn[] {
   const years = Math.ceil(numberOfPayments / MONTHS_PER_YEAR);
-  const mi = inputs.mortgageInsurance && inputs.mortgageInsurance.monthlyCents > 0 && inputs.mortgageInsurance.months > 0 ? inputs.mortgageInsurance : null;
+  const mi = insuranceCharged(inputs);
   const escrow = inputs.escrowMonthlyCents;
   const column = (fromYear: number, toYear: number, miCents: number | null): ProjectedPaymentColumn => ({
     fromYear,
@@ -129,7 +135,7 @@ function projectedPayments(inputs: LoanEstimateInputs, paymentCents: number, num
 function aprOf(inputs: LoanEstimateInputs, amountFinancedCents: number, levelCents: number, count: number, lastCents: number): number {
   const firstPeriod = inputs.firstPeriod ?? REGULAR_FIRST_PERIOD;
   const regular = firstPeriod.fullMonths === 1 && firstPeriod.oddDays === 0;
-  const mi = inputs.mortgageInsurance && inputs.mortgageInsurance.monthlyCents > 0 && inputs.mortgageInsurance.months > 0 ? inputs.mortgageInsurance : null;
+  const mi = insuranceCharged(inputs);
   if (!mi && regular) {
     return aprThousandths({ amountFinancedCents, levelPaymentCents: levelCents, levelCount: count - 1, lastPaymentCents: lastCents }, inputs.rateThousandths);
   }
