@@ -27,6 +27,7 @@ import { openSqlJsStore } from '../../src/store/sqljs/sqljsStore.ts';
 import type { Store } from '../../src/store/store.ts';
 import { onPostgres, postgresContents, testDatabase } from '../helpers/engine.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../helpers/testApp.ts';
+import { storedApplication } from '../helpers/storedApplication.ts';
 import { DEMOGRAPHIC_MARKERS, MARKED_DEMOGRAPHICS } from '../helpers/demographicMarkers.ts';
 
 let app: TestApp;
@@ -148,11 +149,7 @@ describe('demographics stored before sealing existed', () => {
       // What an older version stored: the demographics as JSON text; on PostgreSQL in the json
       // column of 021, with 024 not yet applied.
       await store.transaction(async (tx) => {
-        await insertApplication(tx, {
-          mortgageId, accountId: owner.accountId, status: 'draft', applicantName: 'Jane Doe', applicantEmail: null, amount: 350000, annualIncome: null, monthlyDebts: null,
-          creditScore: null, termYears: 30, propertyValue: null, quoteId: null, decision: null, submittedAt: null, decidedAt: null, withdrawnAt: null, createdAt: at,
-          updatedAt: at, propertyAddress: null, loanPurpose: null, occupancy: null, propertyType: null, totalUnits: null, lienStatus: null, loanType: null,
-        });
+        await insertApplication(tx, storedApplication({ mortgageId, accountId: owner.accountId, createdAt: at, updatedAt: at }));
         if (database) {
           await tx.run('ALTER TABLE application_demographics ALTER COLUMN demographics_json TYPE JSON USING demographics_json::json');
           await tx.run("DELETE FROM schema_migrations WHERE version = '024'");

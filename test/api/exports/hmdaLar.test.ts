@@ -15,6 +15,7 @@ import { newId } from '../../../src/ids.ts';
 import { putDemographics } from '../../../src/store/applicationDemographics.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
 import { setLender } from '../../../src/store/lender.ts';
+import { storedApplication } from '../../helpers/storedApplication.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 
 const clock: Clock = { now: () => new Date('2026-12-07T12:00:00.000Z') };
@@ -58,27 +59,27 @@ async function store(accountId: string, status: Status, times: { submittedAt?: s
   const effect = status === 'declined' ? 'decline' : status === 'referred' ? 'refer' : 'approve';
   const createdAt = '2026-01-05T10:00:00.000Z';
   await app.ctx.store.transaction((tx) =>
-    insertApplication(tx, {
-      mortgageId,
-      accountId,
-      status,
-      applicantName: 'Jane Doe',
-      applicantEmail: 'jane@example.test',
-      amount: 320000,
-      annualIncome: 95500,
-      monthlyDebts: 500,
-      creditScore: 720,
-      termYears: 30,
-      propertyValue: 400000,
-      quoteId: null,
-      decision: times.decidedAt ? decision(outcome, times.decidedAt, effect) : null,
-      submittedAt: times.submittedAt ?? null,
-      decidedAt: times.decidedAt ?? null,
-      withdrawnAt: times.withdrawnAt ?? null,
-      createdAt,
-      updatedAt: times.updatedAt ?? times.withdrawnAt ?? times.decidedAt ?? times.submittedAt ?? createdAt,
-      ...DATA,
-    }),
+    insertApplication(
+      tx,
+      storedApplication({
+        mortgageId,
+        accountId,
+        status,
+        applicantEmail: 'jane@example.test',
+        amount: 320000,
+        annualIncome: 95500,
+        monthlyDebts: 500,
+        creditScore: 720,
+        propertyValue: 400000,
+        decision: times.decidedAt ? decision(outcome, times.decidedAt, effect) : null,
+        submittedAt: times.submittedAt ?? null,
+        decidedAt: times.decidedAt ?? null,
+        withdrawnAt: times.withdrawnAt ?? null,
+        createdAt,
+        updatedAt: times.updatedAt ?? times.withdrawnAt ?? times.decidedAt ?? times.submittedAt ?? createdAt,
+        ...DATA,
+      }),
+    ),
   );
   await app.ctx.store.transaction((tx) =>
     putDemographics(tx, accountId, mortgageId, { ethnicity: ['not_hispanic_or_latino'], race: ['asian', 'white'], sex: 'female', age: 38, collectedOnVisualObservation: false }, createdAt),
@@ -173,12 +174,20 @@ describe('exportHmdaLar', () => {
     const third = await app.newAccount('Third Lender');
     const bare = newId('mtg');
     await app.ctx.store.transaction((tx) =>
-      insertApplication(tx, {
-        mortgageId: bare, accountId: third.accountId, status: 'declined', applicantName: 'Bare', applicantEmail: null, amount: 100000, annualIncome: null,
-        monthlyDebts: null, creditScore: null, termYears: 30, propertyValue: null, quoteId: null, decision: null, submittedAt, decidedAt: '2026-04-01T00:00:00.000Z',
-        withdrawnAt: null, createdAt: submittedAt, updatedAt: '2026-04-01T00:00:00.000Z', propertyAddress: null, loanPurpose: null, occupancy: null,
-        propertyType: null, totalUnits: null, lienStatus: null, loanType: null,
-      }),
+      insertApplication(
+        tx,
+        storedApplication({
+          mortgageId: bare,
+          accountId: third.accountId,
+          status: 'declined',
+          applicantName: 'Bare',
+          amount: 100000,
+          submittedAt,
+          decidedAt: '2026-04-01T00:00:00.000Z',
+          createdAt: submittedAt,
+          updatedAt: '2026-04-01T00:00:00.000Z',
+        }),
+      ),
     );
     const found = await getJson('/v1/exports/hmda-lar/check?year=2026&limit=100', third.apiKey);
     const entry = found.data.find((e: Json) => e.mortgageId === bare);

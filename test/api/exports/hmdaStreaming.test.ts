@@ -9,6 +9,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.ts';
 import { insertApplication } from '../../../src/store/applications.ts';
+import { storedApplication } from '../../helpers/storedApplication.ts';
 import { startTestApp, type TestAccount, type TestApp } from '../../helpers/testApp.ts';
 import { steady } from '../../helpers/server.ts';
 
@@ -27,34 +28,30 @@ beforeAll(async () => {
   // About 26 MB of register: far more than the socket buffers of both ends hold on loopback.
   await app.ctx.store.transaction(async (tx) => {
     for (let i = 0; i < RECORDS; i++) {
-      await insertApplication(tx, {
-        mortgageId: newId('mtg'),
-        accountId: lender.accountId,
-        status: 'withdrawn',
-        applicantName: `Applicant ${i}`,
-        applicantEmail: null,
-        amount: 350000,
-        annualIncome: 120000,
-        monthlyDebts: 650,
-        creditScore: 720,
-        termYears: 30,
-        propertyValue: 450000,
-        quoteId: null,
-        decision: null,
-        submittedAt: at,
-        decidedAt: null,
-        withdrawnAt: at,
-        createdAt: at,
-        updatedAt: at,
-        // The longest address the contract takes, so the file is larger than the sockets' buffers.
-        propertyAddress: { street: `${i} ${'Long Street Name '.repeat(11)}`.slice(0, 200), city: 'C'.repeat(100), state: 'IL', zip: '62704', county: '17167', censusTract: '17167000100' },
-        loanPurpose: 'purchase',
-        occupancy: 'principal_residence',
-        propertyType: 'single_family',
-        totalUnits: null,
-        lienStatus: 'first_lien',
-        loanType: 'conventional',
-      });
+      await insertApplication(
+        tx,
+        storedApplication({
+          mortgageId: newId('mtg'),
+          accountId: lender.accountId,
+          status: 'withdrawn',
+          applicantName: `Applicant ${i}`,
+          annualIncome: 120000,
+          monthlyDebts: 650,
+          creditScore: 720,
+          propertyValue: 450000,
+          submittedAt: at,
+          withdrawnAt: at,
+          createdAt: at,
+          updatedAt: at,
+          // The longest address the contract takes, so the file is larger than the sockets' buffers.
+          propertyAddress: { street: `${i} ${'Long Street Name '.repeat(11)}`.slice(0, 200), city: 'C'.repeat(100), state: 'IL', zip: '62704', county: '17167', censusTract: '17167000100' },
+          loanPurpose: 'purchase',
+          occupancy: 'principal_residence',
+          propertyType: 'single_family',
+          lienStatus: 'first_lien',
+          loanType: 'conventional',
+        }),
+      );
     }
   });
   const store = app.ctx.store;
